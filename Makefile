@@ -1,0 +1,62 @@
+# Every build and test uses the vendored modules, and the same CGO setting as the
+# test binaries built by hack/tools.sh, so the Go build cache is shared.
+export GOFLAGS := -mod=vendor
+export CGO_ENABLED := 0
+
+GO      ?= go
+PKG     := github.com/bmlb/cluster-network-operator
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X $(PKG)/pkg/version.Version=$(VERSION)
+BIN     := bin/cluster-network-operator
+# -count=1: the tests drive external processes, which Go's test cache cannot see.
+TESTFLAGS ?= -count=1 -p 2 -timeout 30m
+
+# Where pkg/testenv finds etcd, kube-apiserver, kwok, MetalLB, ... (keyed by version).
+export TESTENV_TOOLS_PATH := $(shell hack/tools.sh path)
+
+.PHONY: all build tools test test-unit test-integration test-e2e verify bench demo clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/cluster-network-operator
+
+## tools: build the test binaries from pinned modules into the cache (once per version).
+tools:
+	hack/tools.sh build
+
+## test: every test, against real components.
+test: test-integration test-e2e
+
+## test-unit: the tests that need no control plane.
+test-unit:
+	$(GO) test $(TESTFLAGS) -short ./...
+
+## test-integration: the packages' tests, against a real control plane.
+test-integration: tools
+	$(GO) test $(TESTFLAGS) ./cmd/... ./pkg/...
+
+## test-e2e: the operator binary driven through whole stories.
+test-e2e: tools
+	$(GO) test $(TESTFLAGS) ./test/e2e/...
+
+## verify: formatting, vet, and modules and vendor/ in step with go.mod.
+verify:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^vendor/')); \
+	  if [ -n "$$out" ]; then echo "gofmt wants to change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	GOFLAGS=-mod=mod $(GO) mod tidy -diff
+	GOFLAGS=-mod=mod $(GO) mod verify
+	hack/verify-vendor.sh
+	@for d in hack/tools/*/; do (cd $$d && GOFLAGS=-mod=mod $(GO) mod tidy -diff) || exit 1; done
+
+## bench: the benchmarks; figures go to docs/benchmarks.md.
+bench: tools
+	$(GO) test -count=1 -run '^$$' -bench . -benchmem ./...
+
+## demo: the operator at work on a local control plane; Ctrl-C stops it.
+demo: build tools
+	$(GO) run ./hack/demo --operator $(BIN)
+
+clean:
+	rm -rf bin

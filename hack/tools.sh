@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Builds the test binaries (etcd, the Kubernetes control plane, kwok, MetalLB) from
+# the Go modules pinned under hack/tools, into a cache outside the clone keyed by
+# version. Nothing is downloaded but Go modules.
+#
+#   hack/tools.sh build [group...]   build what is missing (groups: etcd kube kwok metallb)
+#   hack/tools.sh path               print the colon-separated folders holding the binaries
+#
+# Several runs may start at once (two clones, or make -j): each group is built under
+# an exclusive lock and moved into place only when complete.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/bmlb-cno/tools
+all_groups=(etcd kube kwok metallb)
+
+# The module whose version names a group's folder, and the packages it builds.
+module_of() {
+  case $1 in
+    etcd) echo go.etcd.io/etcd/server/v3 ;;
+    kube) echo k8s.io/kubernetes ;;
+    kwok) echo sigs.k8s.io/kwok ;;
+    metallb) echo go.universe.tf/metallb ;;
+    *) echo "unknown tool group: $1 (want one of: ${all_groups[*]})" >&2; return 1 ;;
+  esac
+}
+
+version_of() {
+  local module
+  module=$(module_of "$1")
+  awk -v m="$module" '($1 == m || ($1 == "require" && $2 == m)) { print ($1 == m ? $2 : $3); exit }' \
+    "$here/tools/$1/go.mod"
+}
+
+dir_of() {
+  echo "$cache/$1-$(version_of "$1")"
+}
+
+# build_group GROUP OUTDIR: builds every binary of GROUP into OUTDIR.
+build_group() {
+  local group=$1 out=$2 version
+  version=$(version_of "$group")
+  local flags=(-trimpath)
+  cd "$here/tools/$group"
+  case $group in
+    etcd)
+      go build "${flags[@]}" -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3 ;;
+    kube)
+      local minor=${version#v1.}; minor=${minor%%.*}
+      local ld="-s -w"
+      # Without these stamps clients see the server as v0.0.0.
+      for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+        ld+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+      done
+      go build "${flags[@]}" -ldflags "$ld" -o "$out/" \
+        k8s.io/kubernetes/cmd/kube-apiserver \
+        k8s.io/kubernetes/cmd/kube-controller-manager \
+        k8s.io/kubernetes/cmd/kube-scheduler \
+        k8s.io/kubernetes/cmd/kubectl ;;
+    kwok)
+      go build "${flags[@]}" -ldflags "-s -w" -o "$out/kwok" sigs.k8s.io/kwok/cmd/kwok
+      # kwok acts only through stages; keep the ones of the pinned release beside it:
+      # nodes become Ready and keep their Lease, pods become Ready and go when deleted.
+      local src
+      src=$(go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)/kustomize/stage
+      for f in node/fast/node-initialize node/heartbeat-with-lease/node-heartbeat-with-lease \
+        pod/fast/pod-ready pod/fast/pod-complete pod/fast/pod-delete; do
+        echo "---"
+        cat "$src/$f.yaml"
+      done >"$out/kwok-stages.yaml" ;;
+    metallb)
+      go build "${flags[@]}" -ldflags "-s -w" -o "$out/metallb-controller" go.universe.tf/metallb/controller
+      go build "${flags[@]}" -ldflags "-s -w" -o "$out/metallb-speaker" go.universe.tf/metallb/speaker ;;
+  esac
+}
+
+# building is the temporary folder of the group being built, removed if the run dies.
+building=
+trap '[ -z "$building" ] || rm -rf "$building"' EXIT
+
+ensure() {
+  local group=$1 dir lock start
+  dir=$(dir_of "$group")
+  [ -d "$dir" ] && return 0
+  mkdir -p "$cache"
+  exec {lock}>"$dir.lock"
+  flock "$lock"
+  if [ ! -d "$dir" ]; then # another run may have built it while we waited
+    building=$(mktemp -d "$dir.tmp.XXXXXX")
+    chmod 755 "$building"
+    start=$(date +%s)
+    echo "tools: building $group $(version_of "$group") into $dir" >&2
+    if ! (build_group "$group" "$building"); then
+      echo "tools: building $group failed" >&2
+      return 1
+    fi
+    mv "$building" "$dir"
+    building=
+    echo "tools: built $group in $(( $(date +%s) - start ))s" >&2
+  fi
+  exec {lock}>&-
+}
+
+# Tests and make use the same binaries as the rest of the toolchain.
+export CGO_ENABLED=0 GOFLAGS=-mod=mod
+
+case ${1:-} in
+  build)
+    shift
+    groups=("$@")
+    [ ${#groups[@]} -gt 0 ] || groups=("${all_groups[@]}")
+    for g in "${groups[@]}"; do ensure "$g"; done ;;
+  path)
+    p=
+    for g in "${all_groups[@]}"; do p+=${p:+:}$(dir_of "$g"); done
+    echo "$p" ;;
+  *)
+    echo "usage: $0 build [${all_groups[*]}] | path" >&2
+    exit 2 ;;
+esac

@@ -1,0 +1,155 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+	"go.uber.org/zap/zapcore"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/bmlb/cluster-network-operator/pkg/version"
+)
+
+// LeaseName is the name of the Lease the operator's replicas compete for.
+const LeaseName = "cluster-network-operator"
+
+var logLevels = map[string]zapcore.Level{
+	"debug": zapcore.DebugLevel,
+	"info":  zapcore.InfoLevel,
+	"warn":  zapcore.WarnLevel,
+	"error": zapcore.ErrorLevel,
+}
+
+// Run runs the operator until ctx ends. It returns early, with an error that
+// names the problem, when the options are invalid or the API server cannot be used.
+func Run(ctx context.Context, o Options) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	log := newLogger(o)
+	ctrl.SetLogger(log)
+	klog.SetLogger(log) // client-go, leader election included, logs through the same sink
+
+	cfg, err := loadConfig(o.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	if err := checkAPIServer(ctx, cfg, o); err != nil {
+		return err
+	}
+
+	mgr, err := newManager(cfg, o)
+	if err != nil {
+		return err
+	}
+	log.Info("starting", "version", version.Version, "namespace", o.Namespace, "leaderElection", o.LeaderElect)
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("operator stopped: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func newLogger(o Options) logr.Logger {
+	encoder := ctrlzap.JSONEncoder()
+	if o.LogFormat == "console" {
+		encoder = ctrlzap.ConsoleEncoder()
+	}
+	return ctrlzap.New(ctrlzap.Level(logLevels[o.LogLevel]), encoder)
+}
+
+// loadConfig reads the kubeconfig named by the flag, else $KUBECONFIG, else the
+// in-cluster service account.
+func loadConfig(path string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = path
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("cannot load a kubeconfig (--kubeconfig %q): %v", path, err)
+	}
+	return cfg, nil
+}
+
+// checkAPIServer fails fast, with one line, when the API server is unreachable or
+// the Lease's namespace is missing, instead of retrying forever in the background.
+func checkAPIServer(ctx context.Context, cfg *rest.Config, o Options) error {
+	probe := rest.CopyConfig(cfg)
+	probe.Timeout = 10 * time.Second
+	client, err := kubernetes.NewForConfig(probe)
+	if err != nil {
+		return fmt.Errorf("cannot build a client for %s: %v", cfg.Host, err)
+	}
+	if _, err := client.Discovery().ServerVersion(); err != nil {
+		return fmt.Errorf("cannot reach the Kubernetes API server at %s: %v", cfg.Host, err)
+	}
+	if !o.LeaderElect {
+		return nil
+	}
+	_, err = client.CoreV1().Namespaces().Get(ctx, o.OperatorNamespace, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("namespace %q (--operator-namespace) does not exist: create it, or name the namespace the operator runs in", o.OperatorNamespace)
+	case apierrors.IsForbidden(err):
+		return nil // allowed to hold a Lease there without reading the namespace
+	case err != nil:
+		return fmt.Errorf("cannot read namespace %q (--operator-namespace): %v", o.OperatorNamespace, err)
+	}
+	return nil
+}
+
+func newManager(cfg *rest.Config, o Options) (manager.Manager, error) {
+	shutdown := 30 * time.Second
+	renew := o.LeaseDuration * 2 / 3
+	retry := o.LeaseDuration * 2 / 15
+	mgr, err := ctrl.NewManager(cfg, manager.Options{
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddress},
+		HealthProbeBindAddress:  o.HealthAddress,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        LeaseName,
+		LeaderElectionNamespace: o.OperatorNamespace,
+		// A replica that stops on SIGTERM hands the Lease over at once rather than
+		// making its successor wait out the lease duration.
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &o.LeaseDuration,
+		RenewDeadline:                 &renew,
+		RetryPeriod:                   &retry,
+		GracefulShutdownTimeout:       &shutdown,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot set up the operator: %v", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("informers", informersSynced(mgr)); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// informersSynced is ready once the manager's caches have filled, so that a
+// replica reports ready only when it can act on what it watches.
+func informersSynced(mgr manager.Manager) healthz.Checker {
+	return func(_ *http.Request) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("informer caches have not synced")
+		}
+		return nil
+	}
+}

@@ -1,0 +1,79 @@
+// Package operator runs the cluster network operator: a controller-runtime manager
+// with leader election, health endpoints, metrics and structured logs.
+package operator
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Options are the settings of `cluster-network-operator start`.
+type Options struct {
+	Kubeconfig        string
+	Namespace         string // where MetalLB runs
+	OperatorNamespace string // where the operator runs and holds its leader Lease
+	MetricsAddress    string
+	HealthAddress     string
+	LeaderElect       bool
+	LeaseDuration     time.Duration
+	LogLevel          string
+	LogFormat         string
+}
+
+// DefaultOptions are the defaults of the flags.
+func DefaultOptions() Options {
+	return Options{
+		Namespace:         "metallb-system",
+		OperatorNamespace: "cluster-network-operator",
+		MetricsAddress:    ":8080",
+		HealthAddress:     ":8081",
+		LeaderElect:       true,
+		LeaseDuration:     15 * time.Second,
+		LogLevel:          "info",
+		LogFormat:         "json",
+	}
+}
+
+// AddFlags binds the options to flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means $KUBECONFIG, then the in-cluster service account")
+	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "namespace MetalLB runs in")
+	fs.StringVar(&o.OperatorNamespace, "operator-namespace", o.OperatorNamespace, "namespace the operator runs in; it holds the leader Lease")
+	fs.StringVar(&o.MetricsAddress, "metrics-bind-address", o.MetricsAddress, `address of the Prometheus metrics endpoint ("0" disables it)`)
+	fs.StringVar(&o.HealthAddress, "health-probe-bind-address", o.HealthAddress, `address of the /healthz and /readyz endpoints ("0" disables them)`)
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "run only while holding the leader Lease, so that one replica acts at a time")
+	fs.DurationVar(&o.LeaseDuration, "leader-election-lease-duration", o.LeaseDuration, "how long a standby waits before taking over the Lease of a leader that stopped renewing it")
+	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "debug, info, warn or error")
+	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "json or console")
+}
+
+// Validate reports the first invalid option, naming its flag.
+func (o *Options) Validate() error {
+	for flag, ns := range map[string]string{"--namespace": o.Namespace, "--operator-namespace": o.OperatorNamespace} {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return fmt.Errorf("%s %q is not a valid namespace name: %s", flag, ns, errs[0])
+		}
+	}
+	for flag, addr := range map[string]string{"--metrics-bind-address": o.MetricsAddress, "--health-probe-bind-address": o.HealthAddress} {
+		if addr == "0" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return fmt.Errorf("%s %q is not host:port or \"0\": %v", flag, addr, err)
+		}
+	}
+	if o.LeaseDuration < 2*time.Second {
+		return fmt.Errorf("--leader-election-lease-duration %s is too short: use 2s or more", o.LeaseDuration)
+	}
+	if _, ok := logLevels[o.LogLevel]; !ok {
+		return fmt.Errorf("--log-level %q is not one of debug, info, warn, error", o.LogLevel)
+	}
+	if o.LogFormat != "json" && o.LogFormat != "console" {
+		return fmt.Errorf("--log-format %q is not one of json, console", o.LogFormat)
+	}
+	return nil
+}

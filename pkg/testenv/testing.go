@@ -1,0 +1,26 @@
+package testenv
+
+import "testing"
+
+// New starts a control plane for one test and stops it when the test ends,
+// failed or not, or when the test binary is interrupted. With -short the test
+// is skipped. When the test failed,
+// the tail of every component's log is written to the test's output.
+func New(t testing.TB, opts Options) *Env {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a control plane: not run with -short")
+	}
+	stopOnInterrupt()
+	e, err := Start(t.Context(), opts)
+	if err != nil {
+		t.Fatalf("starting the control plane: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("control plane logs:\n%s", e.LogTails(20))
+		}
+		e.Stop()
+	})
+	return e
+}

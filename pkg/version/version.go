@@ -1,0 +1,5 @@
+// Package version holds the operator's own version, stamped at build time.
+package version
+
+// Version is set by the build: -ldflags "-X github.com/bmlb/cluster-network-operator/pkg/version.Version=...".
+var Version = "unknown"

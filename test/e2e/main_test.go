@@ -1,0 +1,45 @@
+// Package e2e drives the operator binary, as users run it, against a real
+// control plane from pkg/testenv.
+package e2e
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// operatorBinary is the cluster-network-operator built for this run.
+var operatorBinary string
+
+const testVersion = "v0.0.0-e2e"
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "cno-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	operatorBinary = filepath.Join(dir, "cluster-network-operator")
+	if err := buildOperator(operatorBinary); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildOperator builds the binary the way `make build` does, with a known version.
+func buildOperator(out string) error {
+	cmd := exec.Command("go", "build", "-mod=vendor",
+		"-ldflags", "-X github.com/bmlb/cluster-network-operator/pkg/version.Version="+testVersion,
+		"-o", out, "../../cmd/cluster-network-operator")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the operator: %v\n%s", err, b)
+	}
+	return nil
+}

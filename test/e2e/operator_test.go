@@ -1,0 +1,301 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/bmlb/cluster-network-operator/pkg/operator"
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+)
+
+const operatorNamespace = "cluster-network-operator"
+
+func TestVersionPrintsTheStampedVersion(t *testing.T) {
+	out, err := exec.Command(operatorBinary, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(out)); got != testVersion {
+		t.Errorf("version printed %q, want %q", got, testVersion)
+	}
+}
+
+func TestBadInvocationsFailWithOneLine(t *testing.T) {
+	closed := closedPortKubeconfig(t)
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string
+	}{
+		{"unknown flag", []string{"start", "--no-such-flag"}, 2, "unknown flag: --no-such-flag"},
+		{"bad flag value", []string{"start", "--log-level=loud"}, 2, `--log-level "loud"`},
+		{"bad namespace", []string{"start", "--namespace=Metal_LB"}, 2, `--namespace "Metal_LB" is not a valid namespace name`},
+		{"unknown command", []string{"stat"}, 2, `unknown command "stat"`},
+		{"missing kubeconfig", []string{"start", "--kubeconfig=/nonexistent/kubeconfig"}, 1, `cannot load a kubeconfig (--kubeconfig "/nonexistent/kubeconfig")`},
+		{"unreachable API server", []string{"start", "--kubeconfig=" + closed}, 1, "cannot reach the Kubernetes API server at https://127.0.0.1:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stderr := runToExit(t, tc.args...)
+			if code != tc.wantCode {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.wantCode, stderr)
+			}
+			assertOneLineError(t, stderr, tc.want)
+		})
+	}
+}
+
+func TestMissingOperatorNamespaceIsNamed(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	code, stderr := runToExit(t, "start", "--kubeconfig="+env.Kubeconfig, "--operator-namespace=not-there")
+	if code != 1 {
+		t.Errorf("exit code %d, want 1; stderr:\n%s", code, stderr)
+	}
+	assertOneLineError(t, stderr, `namespace "not-there" (--operator-namespace) does not exist`)
+}
+
+// The operator becomes ready and takes the Lease; a second replica waits, ready
+// as a standby, and takes over as soon as the first stops on SIGTERM.
+func TestLeaderElectionHandsOverOnSIGTERM(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	client := kubernetes.NewForConfigOrDie(env.Config)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}
+	if _, err := client.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	first := startOperator(t, env)
+	first.waitReady(t)
+	leader := waitLeaseHolder(t, client, func(string) bool { return true })
+	first.waitLog(t, "Successfully acquired lease")
+	assertJSONLogs(t, first)
+
+	second := startOperator(t, env)
+	second.waitReady(t)
+	// Longer than a retry period: the standby has tried and failed to take the Lease.
+	time.Sleep(4 * time.Second)
+	if holder := leaseHolder(t, client); holder != leader {
+		t.Fatalf("the Lease moved from %q to %q while its holder ran", leader, holder)
+	}
+	second.waitLog(t, "Attempting to acquire leader lease")
+	if second.logContains("Successfully acquired lease") {
+		t.Fatal("the second replica says it acquired the Lease while the first holds it")
+	}
+
+	stopped := time.Now()
+	if code := first.stop(t); code != 0 {
+		t.Errorf("first replica exited with %d on SIGTERM, want 0; log:\n%s", code, first.log())
+	}
+	next := waitLeaseHolder(t, client, func(h string) bool { return h != "" && h != leader })
+	second.waitLog(t, "Successfully acquired lease")
+	// Without the release on SIGTERM the standby would wait out the 15 s lease.
+	if took := time.Since(stopped); took > 10*time.Second {
+		t.Errorf("the standby took the Lease %s after the leader stopped; want it handed over", took)
+	}
+	t.Logf("Lease held by %q, then by %q", leader, next)
+}
+
+type runningOperator struct {
+	cmd     *exec.Cmd
+	logFile string
+	health  string
+	done    chan struct{}
+}
+
+func startOperator(t *testing.T, env *testenv.Env) *runningOperator {
+	t.Helper()
+	health, metrics := freeAddr(t), freeAddr(t)
+	logFile := filepath.Join(t.TempDir(), "operator.log")
+	out, err := os.Create(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd := exec.Command(operatorBinary, "start",
+		"--kubeconfig="+env.Kubeconfig,
+		"--operator-namespace="+operatorNamespace,
+		"--health-probe-bind-address="+health,
+		"--metrics-bind-address="+metrics)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	op := &runningOperator{cmd: cmd, logFile: logFile, health: health, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(op.done)
+	}()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("operator log:\n%s", op.log())
+		}
+		op.stop(t)
+	})
+	return op
+}
+
+func (o *runningOperator) waitReady(t *testing.T) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		select {
+		case <-o.done:
+			return false, errors.New("the operator exited")
+		default:
+		}
+		resp, err := http.Get("http://" + o.health + "/readyz")
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		t.Fatalf("operator not ready: %v\nlog:\n%s", err, o.log())
+	}
+}
+
+func (o *runningOperator) waitLog(t *testing.T, s string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return o.logContains(s), nil
+	})
+	if err != nil {
+		t.Fatalf("operator never logged %q\nlog:\n%s", s, o.log())
+	}
+}
+
+// stop sends SIGTERM and returns the exit code.
+func (o *runningOperator) stop(t *testing.T) int {
+	t.Helper()
+	_ = o.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-o.done:
+	case <-time.After(40 * time.Second):
+		_ = o.cmd.Process.Kill()
+		<-o.done
+		t.Errorf("the operator did not stop within 40s of SIGTERM")
+	}
+	return o.cmd.ProcessState.ExitCode()
+}
+
+func (o *runningOperator) log() string {
+	b, _ := os.ReadFile(o.logFile)
+	return string(b)
+}
+
+func (o *runningOperator) logContains(s string) bool { return strings.Contains(o.log(), s) }
+
+func assertJSONLogs(t *testing.T, o *runningOperator) {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSpace(o.log()), "\n") {
+		var entry map[string]any
+		if err := json.Unmarshal([]byte(line), &entry); err != nil {
+			t.Fatalf("log line is not JSON: %q", line)
+		}
+		if entry["msg"] == nil || entry["level"] == nil {
+			t.Fatalf("log line lacks msg or level: %q", line)
+		}
+	}
+}
+
+func leaseHolder(t *testing.T, client kubernetes.Interface) string {
+	t.Helper()
+	lease, err := client.CoordinationV1().Leases(operatorNamespace).Get(t.Context(), operator.LeaseName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return holder(lease)
+}
+
+func waitLeaseHolder(t *testing.T, client kubernetes.Interface, want func(string) bool) string {
+	t.Helper()
+	var got string
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		lease, err := client.CoordinationV1().Leases(operatorNamespace).Get(ctx, operator.LeaseName, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		got = holder(lease)
+		return got != "" && want(got), nil
+	})
+	if err != nil {
+		t.Fatalf("Lease %s/%s: holder %q: %v", operatorNamespace, operator.LeaseName, got, err)
+	}
+	return got
+}
+
+func holder(l *coordinationv1.Lease) string {
+	if l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
+}
+
+// runToExit runs the operator and returns its exit code and standard error.
+func runToExit(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(operatorBinary, args...)
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), stderr.String()
+}
+
+func assertOneLineError(t *testing.T, stderr, want string) {
+	t.Helper()
+	if lines := strings.Count(strings.TrimRight(stderr, "\n"), "\n") + 1; lines != 1 {
+		t.Errorf("stderr has %d lines, want one:\n%s", lines, stderr)
+	}
+	if !strings.HasPrefix(stderr, "cluster-network-operator: ") || !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q does not say %q", stderr, want)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// closedPortKubeconfig writes a kubeconfig for an API server that is not there.
+func closedPortKubeconfig(t *testing.T) string {
+	t.Helper()
+	_, port, _ := net.SplitHostPort(freeAddr(t))
+	file := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:%s", insecure-skip-tls-verify: true}}]
+contexts: [{name: c, context: {cluster: c}}]
+current-context: c
+`, port)
+	if err := os.WriteFile(file, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
