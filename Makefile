@@ -1,6 +1,7 @@
 # Every build and test uses the vendored modules, and the same CGO setting as the
-# test binaries built by hack/tools.sh, so the Go build cache is shared.
-export GOFLAGS := -mod=vendor
+# test binaries built by hack/tools.sh, so the Go build cache is shared; -trimpath
+# keeps the cache valid for every clone, wherever it is.
+export GOFLAGS := -mod=vendor -trimpath
 export CGO_ENABLED := 0
 
 GO      ?= go
@@ -13,8 +14,9 @@ TESTFLAGS ?= -count=1 -p 2 -timeout 30m
 
 # Where pkg/testenv finds etcd, kube-apiserver, kwok, MetalLB, ... (keyed by version).
 export TESTENV_TOOLS_PATH := $(shell hack/tools.sh path)
+CONTROLLER_GEN = $(shell hack/tools.sh path | tr : '\n' | grep controller-tools)/controller-gen
 
-.PHONY: all build tools test test-unit test-integration test-e2e verify bench demo clean
+.PHONY: all build tools test test-unit test-integration test-e2e verify generate-verify bench demo clean update-bindata generate
 
 all: build
 
@@ -40,8 +42,19 @@ test-integration: tools
 test-e2e: tools
 	$(GO) test $(TESTFLAGS) ./test/e2e/...
 
-## verify: formatting, vet, and modules and vendor/ in step with go.mod.
-verify:
+## update-bindata: copy MetalLB's CRDs and native manifest from the pinned release.
+update-bindata:
+	hack/update-bindata.sh
+
+## generate: the API's generated code (controller-gen).
+generate:
+	hack/tools.sh build controller-tools
+	$(CONTROLLER_GEN) object paths=./pkg/apis/...
+
+## verify: formatting, vet, modules and vendor/ in step with go.mod, generated
+## files and MetalLB's copied files up to date.
+verify: generate-verify
+	hack/update-bindata.sh --verify
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^vendor/')); \
 	  if [ -n "$$out" ]; then echo "gofmt wants to change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
@@ -49,6 +62,11 @@ verify:
 	GOFLAGS=-mod=mod $(GO) mod verify
 	hack/verify-vendor.sh
 	@for d in hack/tools/*/; do (cd $$d && GOFLAGS=-mod=mod $(GO) mod tidy -diff) || exit 1; done
+
+# generate-verify fails when `make generate` would change anything.
+generate-verify: generate
+	@out=$$(git diff --name-only -- pkg/apis; git ls-files --others --exclude-standard -- pkg/apis); \
+	  if [ -n "$$out" ]; then echo "generated files were stale (now regenerated; add them):"; echo "$$out"; exit 1; fi
 
 ## bench: the benchmarks; figures go to docs/benchmarks.md.
 bench: tools

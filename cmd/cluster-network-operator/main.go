@@ -41,14 +41,14 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageError{fmt.Errorf("unknown command %q: use start, version or help", args[0])}
+				return usageError{fmt.Errorf("unknown command %q: use start, render, version or help", args[0])}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newStartCommand(), newVersionCommand())
+	root.AddCommand(newStartCommand(), newRenderCommand(), newVersionCommand())
 	return root
 }
 

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
+	"github.com/bmlb/cluster-network-operator/pkg/version"
+)
+
+// renderOptions are the flags of `render`; each one sets a field of the MetalLB
+// tuning object, over what --file holds.
+type renderOptions struct {
+	file              string
+	namespace         string
+	logLevel          string
+	loadBalancerClass string
+	nodeSelector      map[string]string
+	maxUnavailable    string
+}
+
+func newRenderCommand() *cobra.Command {
+	o := renderOptions{namespace: metallb.DefaultNamespace}
+	cmd := &cobra.Command{
+		Use:   "render",
+		Short: "Print the manifests the operator would apply, as multi-document YAML",
+		Long: `Print the manifests the operator would apply for a MetalLB tuning object (--file)
+and the flags, with the images and release version of the operator's environment
+(` + metallb.ControllerImageEnv + `, ` + metallb.SpeakerImageEnv + `, ` + metallb.ReleaseVersionEnv + `).
+The memberlist Secret's key is a placeholder: the operator generates the real one.
+
+  cluster-network-operator render --file metallb.yaml | kubectl apply --dry-run=server -f -`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			obj, err := o.object(cmd)
+			if err != nil {
+				return usageError{err}
+			}
+			return render(cmd.OutOrStdout(), o.namespace, obj)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.file, "file", "f", "", "a file holding a metallb.io/v1beta1 MetalLB object")
+	f.StringVar(&o.namespace, "namespace", o.namespace, "namespace MetalLB runs in")
+	f.StringVar(&o.logLevel, "log-level", "", "spec.logLevel: all, debug, info, warn, error or none")
+	f.StringVar(&o.loadBalancerClass, "load-balancer-class", "", "spec.loadBalancerClass")
+	f.StringToStringVar(&o.nodeSelector, "speaker-node-selector", nil, "spec.nodeSelector, as key=value,...")
+	f.StringVar(&o.maxUnavailable, "max-unavailable", "", `spec.speakerConfig.maxUnavailable: a number or a percentage such as "10%"`)
+	return cmd
+}
+
+// object reads --file, if given, and sets the fields named by flags.
+func (o *renderOptions) object(cmd *cobra.Command) (*v1beta1.MetalLB, error) {
+	if errs := validation.IsDNS1123Label(o.namespace); len(errs) > 0 {
+		return nil, fmt.Errorf("--namespace %q is not a valid namespace name: %s", o.namespace, errs[0])
+	}
+	obj := &v1beta1.MetalLB{}
+	if o.file != "" {
+		data, err := os.ReadFile(o.file)
+		if err != nil {
+			return nil, fmt.Errorf("--file: %v", err)
+		}
+		if obj, err = metallb.DecodeMetalLB(data); err != nil {
+			return nil, fmt.Errorf("--file %s: %v", o.file, err)
+		}
+	}
+	flags := cmd.Flags()
+	if flags.Changed("log-level") {
+		obj.Spec.LogLevel = v1beta1.LogLevel(o.logLevel)
+	}
+	if flags.Changed("load-balancer-class") {
+		obj.Spec.LoadBalancerClass = o.loadBalancerClass
+	}
+	if flags.Changed("speaker-node-selector") {
+		obj.Spec.NodeSelector = o.nodeSelector
+	}
+	if flags.Changed("max-unavailable") {
+		if obj.Spec.SpeakerConfig == nil {
+			obj.Spec.SpeakerConfig = &v1beta1.SpeakerConfig{}
+		}
+		v := intstr.Parse(o.maxUnavailable)
+		obj.Spec.SpeakerConfig.MaxUnavailable = &v
+	}
+	return obj, nil
+}
+
+func render(out io.Writer, namespace string, obj *v1beta1.MetalLB) error {
+	images, err := metallb.ImagesFromEnv(os.Getenv, version.Version)
+	if err != nil {
+		return err
+	}
+	settings, err := metallb.SettingsFor(namespace, images, obj)
+	if err != nil {
+		return err
+	}
+	objs, err := metallb.Render(settings, "")
+	if err != nil {
+		return err
+	}
+	return writeYAML(out, objs)
+}
+
+func writeYAML(out io.Writer, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		b, err := yaml.Marshal(o.Object)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(out, "---\n%s", b); err != nil {
+			return err
+		}
+	}
+	return nil
+}

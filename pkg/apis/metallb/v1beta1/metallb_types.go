@@ -1,0 +1,168 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// LogLevel is how much MetalLB's controller and speakers log.
+// +kubebuilder:validation:Enum=all;debug;info;warn;error;none
+type LogLevel string
+
+// Log levels MetalLB's binaries accept.
+const (
+	LogLevelAll   LogLevel = "all"
+	LogLevelDebug LogLevel = "debug"
+	LogLevelInfo  LogLevel = "info"
+	LogLevelWarn  LogLevel = "warn"
+	LogLevelError LogLevel = "error"
+	LogLevelNone  LogLevel = "none"
+)
+
+// BGPBackend is the BGP implementation MetalLB runs.
+// +kubebuilder:validation:Enum=native;frr;frr-k8s;frr-k8s-external
+type BGPBackend string
+
+// BGP backends of the upstream operator.
+const (
+	BGPBackendNative         BGPBackend = "native"
+	BGPBackendFRR            BGPBackend = "frr"
+	BGPBackendFRRK8s         BGPBackend = "frr-k8s"
+	BGPBackendFRRK8sExternal BGPBackend = "frr-k8s-external"
+)
+
+// MetalLBSpec tunes how MetalLB runs. Every field is optional; an absent field
+// keeps MetalLB's own default. The shape is the upstream metallb-operator's, so
+// an object written for it keeps working.
+type MetalLBSpec struct {
+	// NodeSelector limits the speaker DaemonSet to matching nodes.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// SpeakerTolerations let speakers run on tainted nodes, in addition to the
+	// control-plane taints they always tolerate.
+	// +optional
+	SpeakerTolerations []corev1.Toleration `json:"speakerTolerations,omitempty"`
+
+	// ControllerNodeSelector limits the controller Deployment to matching nodes.
+	// +optional
+	ControllerNodeSelector map[string]string `json:"controllerNodeSelector,omitempty"`
+
+	// ControllerTolerations let the controller run on tainted nodes.
+	// +optional
+	ControllerTolerations []corev1.Toleration `json:"controllerTolerations,omitempty"`
+
+	// LogLevel of the controller and the speakers: all, debug, info, warn, error
+	// or none. Default: info.
+	// +optional
+	LogLevel LogLevel `json:"logLevel,omitempty"`
+
+	// LoadBalancerClass makes MetalLB serve only Services of this class, a
+	// label-style name such as "example.com/internal-vip". Default: Services
+	// without a class.
+	// +optional
+	LoadBalancerClass string `json:"loadBalancerClass,omitempty"`
+
+	// BGPBackend is the BGP implementation: native (the default) is supported;
+	// frr, frr-k8s and frr-k8s-external are not yet.
+	// +optional
+	BGPBackend BGPBackend `json:"bgpBackend,omitempty"`
+
+	// ControllerConfig tunes the controller's pods.
+	// +optional
+	ControllerConfig *Config `json:"controllerConfig,omitempty"`
+
+	// SpeakerConfig tunes the speakers' pods and their rolling updates.
+	// +optional
+	SpeakerConfig *SpeakerConfig `json:"speakerConfig,omitempty"`
+
+	// FRRK8sConfig configures the frr-k8s backend; it is accepted for
+	// compatibility and has no effect until that backend is supported.
+	// +optional
+	FRRK8sConfig *FRRK8sConfig `json:"frrk8sConfig,omitempty"`
+}
+
+// Config tunes the pods of one MetalLB component.
+type Config struct {
+	// PriorityClassName of the pods.
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// RuntimeClassName of the pods.
+	// +optional
+	RuntimeClassName string `json:"runtimeClassName,omitempty"`
+
+	// Affinity of the pods.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// Annotations added to the pods.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// Resources of the component's main container.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// SpeakerConfig tunes the speaker DaemonSet.
+type SpeakerConfig struct {
+	Config `json:",inline"`
+
+	// MaxUnavailable is how many speakers a rolling update may take down at
+	// once: a number, or a percentage of the nodes such as "10%". Default: 1.
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+}
+
+// FRRK8sConfig is the upstream operator's frr-k8s configuration.
+type FRRK8sConfig struct {
+	// AlwaysBlock lists CIDRs whose incoming routes are always refused.
+	// +optional
+	AlwaysBlock []string `json:"alwaysBlock,omitempty"`
+	// Namespace frr-k8s runs in, in frr-k8s-external mode.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// MetalLBStatus is what the operator reports.
+type MetalLBStatus struct {
+	// Conditions: Available, Progressing, Degraded, Upgradeable.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// ObservedGeneration is the generation the conditions describe.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// MetalLB tunes the MetalLB the operator runs: one per cluster, named metallb,
+// in MetalLB's namespace.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=".status.conditions[?(@.type=='Available')].status"
+// +kubebuilder:printcolumn:name="Progressing",type=string,JSONPath=".status.conditions[?(@.type=='Progressing')].status"
+// +kubebuilder:printcolumn:name="Degraded",type=string,JSONPath=".status.conditions[?(@.type=='Degraded')].status"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
+type MetalLB struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   MetalLBSpec   `json:"spec,omitempty"`
+	Status MetalLBStatus `json:"status,omitempty"`
+}
+
+// MetalLBList is a list of MetalLB.
+// +kubebuilder:object:root=true
+type MetalLBList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []MetalLB `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&MetalLB{}, &MetalLBList{})
+}

@@ -1,0 +1,50 @@
+package metallb
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bmlb/cluster-network-operator/pkg/apply"
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+)
+
+// Every object of every scenario is accepted by a real kube-apiserver: schema,
+// defaulting and admission, through a server-side dry-run apply.
+func TestRenderedObjectsPassServerSideDryRun(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	c, err := client.New(env.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Custom resources need their CRDs, and namespaced objects their namespace,
+	// for real; the CRDs must become Established.
+	real := &apply.Applier{Client: c, FieldOwner: "render-test"}
+	if err := real.Apply(t.Context(), crdsAndNamespace(scenarios[0].render(t))); err != nil {
+		t.Fatal(err)
+	}
+	dryRun := &apply.Applier{Client: c, FieldOwner: "render-test", DryRun: true}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			for _, o := range sc.render(t) {
+				if err := dryRun.Apply(t.Context(), []*unstructured.Unstructured{o}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+func crdsAndNamespace(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "CustomResourceDefinition" || o.GetKind() == "Namespace" {
+			out = append(out, o)
+		}
+	}
+	if len(out) != 10 {
+		panic("want the nine CRDs and the namespace")
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+package metallb
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// scenario is one set of inputs the golden and dry-run tests render.
+type scenario struct {
+	name string
+	env  map[string]string // the operator's environment; unset variables keep defaults
+}
+
+// scenarios are rendered from testdata/scenarios/<name>.yaml (a MetalLB object),
+// when it exists, and the environment.
+var scenarios = []scenario{
+	{name: "defaults"},
+	{name: "speaker-node-selector-tolerations"},
+	{name: "controller-on-control-plane"},
+	{name: "log-level-debug"},
+	{name: "load-balancer-class"},
+	{name: "max-unavailable-10-percent"},
+	{name: "custom-images", env: map[string]string{
+		ControllerImageEnv: "registry.example.com/metallb/controller@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		SpeakerImageEnv:    "registry.example.com/metallb/speaker:v0.16.1-patched",
+		ReleaseVersionEnv:  "4.22.0-0.example",
+	}},
+}
+
+// render renders a scenario with the memberlist key's placeholder.
+func (sc scenario) render(t testing.TB) []*unstructured.Unstructured {
+	t.Helper()
+	images, err := ImagesFromEnv(func(k string) string { return sc.env[k] }, "1.0.0-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := SettingsFor(DefaultNamespace, images, sc.object(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Render(s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func (sc scenario) object(t testing.TB) *v1beta1.MetalLB {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "scenarios", sc.name+".yaml"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := DecodeMetalLB(data)
+	if err != nil {
+		t.Fatalf("%s: %v", sc.name, err)
+	}
+	return obj
+}
+
+// The rendered objects of every scenario, CRDs aside (they are MetalLB's,
+// verbatim, and `make verify` holds them to the pinned release), are kept as
+// golden files. `go test ./pkg/network/metallb/... -update` rewrites them.
+func TestRenderGolden(t *testing.T) {
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			got := goldenYAML(t, sc.render(t))
+			file := filepath.Join("testdata", "golden", sc.name+".yaml")
+			if *update {
+				if err := os.WriteFile(file, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("rendered objects differ from %s (-want +got); if the change is intended, run with -update:\n%s", file, diff)
+			}
+		})
+	}
+}
+
+func goldenYAML(t *testing.T, objs []*unstructured.Unstructured) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	buf.WriteString("# Rendered by TestRenderGolden; CustomResourceDefinitions are left out.\n")
+	for _, o := range objs {
+		if o.GetKind() == "CustomResourceDefinition" {
+			continue
+		}
+		b, err := yaml.Marshal(o.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.WriteString("---\n")
+		buf.Write(b)
+	}
+	return buf.Bytes()
+}

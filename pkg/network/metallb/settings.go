@@ -1,0 +1,93 @@
+// Package metallb is the MetalLB module of the operator: from the platform, the
+// user's MetalLB objects and the operator's environment it works out what
+// MetalLB must run, and renders it from bindata/metallb.
+package metallb
+
+import (
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+)
+
+// Settings is everything that shapes MetalLB's manifests. It is built from the
+// MetalLB tuning object (or its absence) and the operator's environment.
+type Settings struct {
+	Namespace         string
+	Images            Images
+	LogLevel          v1beta1.LogLevel
+	LoadBalancerClass string
+	BGPBackend        v1beta1.BGPBackend
+	Controller        Component
+	Speaker           Component
+	// MaxUnavailable paces the speaker DaemonSet's rolling updates.
+	MaxUnavailable intstr.IntOrString
+}
+
+// Component is what the user may set for the pods of the controller or the speakers.
+type Component struct {
+	NodeSelector      map[string]string
+	Tolerations       []corev1.Toleration
+	PriorityClassName string
+	RuntimeClassName  string
+	Affinity          *corev1.Affinity
+	Annotations       map[string]string
+	Resources         *corev1.ResourceRequirements
+}
+
+// DefaultNamespace is where MetalLB runs unless the operator is told otherwise.
+const DefaultNamespace = "metallb-system"
+
+// SettingsFor returns the settings for a MetalLB tuning object; nil means
+// there is none, and every setting keeps MetalLB's default. The result is
+// validated: an error names each invalid field of the object.
+func SettingsFor(namespace string, images Images, obj *v1beta1.MetalLB) (Settings, error) {
+	s := Settings{
+		Namespace:      namespace,
+		Images:         images,
+		LogLevel:       v1beta1.LogLevelInfo,
+		BGPBackend:     v1beta1.BGPBackendNative,
+		MaxUnavailable: intstr.FromInt32(1),
+	}
+	if obj != nil {
+		applySpec(&s, &obj.Spec)
+	}
+	if err := s.validate(); err != nil {
+		return Settings{}, err
+	}
+	return s, nil
+}
+
+// applySpec copies the fields the user set over the defaults.
+func applySpec(s *Settings, spec *v1beta1.MetalLBSpec) {
+	if spec.LogLevel != "" {
+		s.LogLevel = spec.LogLevel
+	}
+	if spec.BGPBackend != "" {
+		s.BGPBackend = spec.BGPBackend
+	}
+	s.LoadBalancerClass = spec.LoadBalancerClass
+	s.Speaker.NodeSelector = maps.Clone(spec.NodeSelector)
+	s.Speaker.Tolerations = spec.SpeakerTolerations
+	s.Controller.NodeSelector = maps.Clone(spec.ControllerNodeSelector)
+	s.Controller.Tolerations = spec.ControllerTolerations
+	if c := spec.ControllerConfig; c != nil {
+		applyConfig(&s.Controller, c)
+	}
+	if c := spec.SpeakerConfig; c != nil {
+		applyConfig(&s.Speaker, &c.Config)
+		if c.MaxUnavailable != nil {
+			s.MaxUnavailable = *c.MaxUnavailable
+		}
+	}
+}
+
+func applyConfig(c *Component, cfg *v1beta1.Config) {
+	c.PriorityClassName = cfg.PriorityClassName
+	c.RuntimeClassName = cfg.RuntimeClassName
+	c.Affinity = cfg.Affinity
+	c.Annotations = maps.Clone(cfg.Annotations)
+	c.Resources = cfg.Resources
+}

@@ -1,0 +1,183 @@
+package metallb
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/bmlb/cluster-network-operator/pkg/apply"
+	"github.com/bmlb/cluster-network-operator/pkg/render"
+)
+
+// upstreamManifest is MetalLB's own native manifest at the pinned release,
+// copied verbatim by `make update-bindata` and held to it by `make verify`.
+var upstreamManifest = filepath.Join("testdata", "upstream", "metallb-native.yaml")
+
+// Our objects are MetalLB's own, object for object and field for field, apart
+// from the deliberate differences below, each explained where the template
+// makes it. When the pinned MetalLB changes, this test lists what drifted.
+func TestRenderedObjectsMatchUpstream(t *testing.T) {
+	upstream := byKindName(t, readUpstream(t))
+	ours := byKindName(t, scenarios[0].render(t))
+
+	for key, up := range upstream {
+		if up.GetKind() == "CustomResourceDefinition" {
+			continue // copied verbatim from config/crd/bases; see hack/update-bindata.sh
+		}
+		our, ok := ours[key]
+		if !ok {
+			t.Errorf("upstream's %s is not rendered", key)
+			continue
+		}
+		our = our.DeepCopy()
+		removeOwnership(our)
+		if explain, ok := deliberate[key]; ok {
+			explain(t, up.DeepCopy(), our)
+			continue
+		}
+		if diff := cmp.Diff(up.Object, our.Object); diff != "" {
+			t.Errorf("%s drifted from upstream (-upstream +ours):\n%s", key, diff)
+		}
+	}
+	for key := range ours {
+		if _, ok := upstream[key]; !ok && !additions[key] {
+			t.Errorf("%s is rendered but is neither upstream's nor a listed addition", key)
+		}
+	}
+}
+
+// additions are objects upstream's native manifest does not have.
+var additions = map[string]bool{
+	"Secret/memberlist":                  true, // upstream's controller creates it, owned by its Deployment
+	"Service/controller-monitor-service": true, // from upstream's Prometheus variant
+	"Service/speaker-monitor-service":    true,
+}
+
+// deliberate compares the objects that differ on purpose: each function checks
+// the difference, removes it from both sides, and then wants them equal.
+var deliberate = map[string]func(t *testing.T, upstream, ours *unstructured.Unstructured){
+	"DaemonSet/speaker": func(t *testing.T, up, our *unstructured.Unstructured) {
+		strategy, _, _ := unstructured.NestedMap(our.Object, "spec", "updateStrategy")
+		want := map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": int64(1), "maxSurge": int64(0)}}
+		if diff := cmp.Diff(want, strategy); diff != "" {
+			t.Errorf("speaker updateStrategy is not RollingUpdate with maxUnavailable 1 (-want +got):\n%s", diff)
+		}
+		unstructured.RemoveNestedField(our.Object, "spec", "updateStrategy")
+		grace := []string{"spec", "template", "spec", "terminationGracePeriodSeconds"}
+		upGrace, _, _ := unstructured.NestedInt64(up.Object, grace...)
+		ourGrace, _, _ := unstructured.NestedInt64(our.Object, grace...)
+		if ourGrace <= upGrace {
+			t.Errorf("speaker grace period is %ds; want longer than upstream's %ds so the speaker can leave memberlist", ourGrace, upGrace)
+		}
+		unstructured.RemoveNestedField(up.Object, grace...)
+		unstructured.RemoveNestedField(our.Object, grace...)
+		wantEqual(t, "DaemonSet/speaker", up, withoutReleaseVersion(t, our))
+	},
+	"Deployment/controller": func(t *testing.T, up, our *unstructured.Unstructured) {
+		wantEqual(t, "Deployment/controller", up, withoutReleaseVersion(t, our))
+	},
+	"ClusterRole/metallb-system:controller": withoutMetricsAuthRules,
+	"ClusterRole/metallb-system:speaker":    withoutMetricsAuthRules,
+	"Secret/metallb-webhook-cert": func(t *testing.T, up, our *unstructured.Unstructured) {
+		// Created, then left to the controller, which writes the certificates into it.
+		if !apply.CreateOnly(our) {
+			t.Error("the webhook certificate Secret is not create-only")
+		}
+		unstructured.RemoveNestedField(our.Object, "metadata", "annotations")
+		wantEqual(t, "Secret/metallb-webhook-cert", up, our)
+	},
+	"ValidatingWebhookConfiguration/metallb-webhook-configuration": func(t *testing.T, up, our *unstructured.Unstructured) {
+		// An artefact of upstream's generator, not a field anyone sets.
+		unstructured.RemoveNestedField(up.Object, "metadata", "creationTimestamp")
+		wantEqual(t, "ValidatingWebhookConfiguration/metallb-webhook-configuration", up, our)
+	},
+}
+
+// withoutReleaseVersion checks and removes the release version annotation.
+func withoutReleaseVersion(t *testing.T, o *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	annotations := o.GetAnnotations()
+	if annotations[ReleaseVersionAnnotation] == "" {
+		t.Errorf("%s/%s has no %s annotation", o.GetKind(), o.GetName(), ReleaseVersionAnnotation)
+	}
+	delete(annotations, ReleaseVersionAnnotation)
+	setOrRemove(o, "annotations", annotations)
+	return o
+}
+
+// withoutMetricsAuthRules checks and removes the rules that let the metrics
+// endpoint authenticate and authorise its scrapers.
+func withoutMetricsAuthRules(t *testing.T, up, our *unstructured.Unstructured) {
+	rules, _, _ := unstructured.NestedSlice(our.Object, "rules")
+	var kept []any
+	found := 0
+	for _, r := range rules {
+		groups, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "apiGroups")
+		if len(groups) == 1 && (groups[0] == "authentication.k8s.io" || groups[0] == "authorization.k8s.io") {
+			found++
+			continue
+		}
+		kept = append(kept, r)
+	}
+	if found != 2 {
+		t.Errorf("%s: want the tokenreviews and subjectaccessreviews rules, found %d", our.GetName(), found)
+	}
+	_ = unstructured.SetNestedSlice(our.Object, kept, "rules")
+	wantEqual(t, "ClusterRole/"+our.GetName(), up, our)
+}
+
+func wantEqual(t *testing.T, key string, up, our *unstructured.Unstructured) {
+	t.Helper()
+	if diff := cmp.Diff(up.Object, our.Object); diff != "" {
+		t.Errorf("%s drifted from upstream beyond its deliberate differences (-upstream +ours):\n%s", key, diff)
+	}
+}
+
+func removeOwnership(o *unstructured.Unstructured) {
+	labels := o.GetLabels()
+	delete(labels, ManagedByLabel)
+	delete(labels, PartOfLabel)
+	setOrRemove(o, "labels", labels)
+}
+
+func setOrRemove(o *unstructured.Unstructured, field string, m map[string]string) {
+	if len(m) == 0 {
+		unstructured.RemoveNestedField(o.Object, "metadata", field)
+		return
+	}
+	v := map[string]any{}
+	for k, s := range m {
+		v[k] = s
+	}
+	_ = unstructured.SetNestedMap(o.Object, v, "metadata", field)
+}
+
+// readUpstream decodes upstream's manifest (it holds no template actions).
+func readUpstream(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	tmpl, err := render.Parse(os.DirFS(filepath.Dir(upstreamManifest)), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := tmpl.Render(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func byKindName(t *testing.T, objs []*unstructured.Unstructured) map[string]*unstructured.Unstructured {
+	t.Helper()
+	m := map[string]*unstructured.Unstructured{}
+	for _, o := range objs {
+		key := o.GetKind() + "/" + o.GetName()
+		if _, dup := m[key]; dup {
+			t.Fatalf("%s appears twice", key)
+		}
+		m[key] = o
+	}
+	return m
+}
