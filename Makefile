@@ -10,7 +10,8 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X $(PKG)/pkg/version.Version=$(VERSION)
 BIN     := bin/cluster-network-operator
 # -count=1: the tests drive external processes, which Go's test cache cannot see.
-TESTFLAGS ?= -count=1 -p 2 -timeout 30m
+# -v: the output shows each test, and the control plane each one ran against.
+TESTFLAGS ?= -count=1 -p 2 -timeout 30m -v
 
 # Where pkg/testenv finds etcd, kube-apiserver, kwok, MetalLB, ... (keyed by version).
 export TESTENV_TOOLS_PATH := $(shell hack/tools.sh path)

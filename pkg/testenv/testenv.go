@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -117,6 +118,23 @@ func (e *Env) Stop() {
 		_ = os.RemoveAll(e.Dir)
 		unregister(e)
 	})
+}
+
+// describe names the running components, with kube-apiserver's own version.
+func (e *Env) describe() string {
+	version := "version unknown"
+	if client, err := discovery.NewDiscoveryClientForConfig(e.Config); err == nil {
+		if v, err := client.ServerVersion(); err == nil {
+			version = v.GitVersion
+		}
+	}
+	s := fmt.Sprintf("kube-apiserver %s at %s", version, e.Config.Host)
+	for _, p := range e.procs {
+		if p.name != "kube-apiserver" {
+			s += ", " + p.name
+		}
+	}
+	return s
 }
 
 // LogTails returns the last lines of every component's log, for a failed test.

@@ -1,6 +1,9 @@
 package testenv
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // New starts a control plane for one test and stops it when the test ends,
 // failed or not, or when the test binary is interrupted. With -short the test
@@ -12,10 +15,12 @@ func New(t testing.TB, opts Options) *Env {
 		t.Skip("needs a control plane: not run with -short")
 	}
 	stopOnInterrupt()
+	start := time.Now()
 	e, err := Start(t.Context(), opts)
 	if err != nil {
 		t.Fatalf("starting the control plane: %v", err)
 	}
+	t.Logf("control plane up in %s: %s", time.Since(start).Round(time.Millisecond), e.describe())
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("control plane logs:\n%s", e.LogTails(20))
