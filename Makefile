@@ -47,10 +47,15 @@ test-e2e: tools
 update-bindata:
 	hack/update-bindata.sh
 
-## generate: the API's generated code (controller-gen).
+# The MetalLB CRD, generated from pkg/apis: the operator applies it from bindata,
+# and the install manifests ship it.
+METALLB_CRD := bindata/metallb/011-crd-metallb.io_metallbs.yaml manifests/0000_70_cluster-network-operator_01_metallb-crd.yaml
+
+## generate: the API's generated code and CRD (controller-gen).
 generate:
 	hack/tools.sh build controller-tools
-	$(CONTROLLER_GEN) object paths=./pkg/apis/...
+	$(CONTROLLER_GEN) object crd paths=./pkg/apis/... output:crd:dir=bin/crd
+	@for f in $(METALLB_CRD); do cp bin/crd/metallb.io_metallbs.yaml $$f; done
 
 ## verify: formatting, vet, modules and vendor/ in step with go.mod, generated
 ## files and MetalLB's copied files up to date.
@@ -66,7 +71,7 @@ verify: generate-verify
 
 # generate-verify fails when `make generate` would change anything.
 generate-verify: generate
-	@out=$$(git diff --name-only -- pkg/apis; git ls-files --others --exclude-standard -- pkg/apis); \
+	@out=$$(git diff --name-only -- pkg/apis $(METALLB_CRD); git ls-files --others --exclude-standard -- pkg/apis $(METALLB_CRD)); \
 	  if [ -n "$$out" ]; then echo "generated files were stale (now regenerated; add them):"; echo "$$out"; exit 1; fi
 
 ## bench: the benchmarks; figures go to docs/benchmarks.md.

@@ -5,22 +5,29 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/go-logr/logr"
 	"go.uber.org/zap/zapcore"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
 	"github.com/bmlb/cluster-network-operator/pkg/version"
 )
 
@@ -44,6 +51,10 @@ func Run(ctx context.Context, o Options) error {
 	ctrl.SetLogger(log)
 	klog.SetLogger(log) // client-go, leader election included, logs through the same sink
 
+	images, err := metallb.ImagesFromEnv(os.Getenv, version.Version)
+	if err != nil {
+		return err
+	}
 	cfg, err := loadConfig(o.Kubeconfig)
 	if err != nil {
 		return err
@@ -52,8 +63,14 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 
+	if err := installAPI(ctx, cfg); err != nil {
+		return err
+	}
 	mgr, err := newManager(cfg, o)
 	if err != nil {
+		return err
+	}
+	if err := metallb.Add(mgr, o.Namespace, images); err != nil {
 		return err
 	}
 	log.Info("starting", "version", version.Version, "namespace", o.Namespace, "leaderElection", o.LeaderElect)
@@ -63,6 +80,14 @@ func Run(ctx context.Context, o Options) error {
 	log.Info("stopped")
 	return nil
 }
+
+// scheme knows the built-in kinds and the MetalLB tuning object.
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(v1beta1.AddToScheme(s))
+	return s
+}()
 
 func newLogger(o Options) logr.Logger {
 	encoder := ctrlzap.JSONEncoder()
@@ -111,11 +136,24 @@ func checkAPIServer(ctx context.Context, cfg *rest.Config, o Options) error {
 	return nil
 }
 
+// installAPI installs the operator's own CRDs before anything watches them.
+func installAPI(ctx context.Context, cfg *rest.Config) error {
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	if err := metallb.InstallAPI(ctx, c); err != nil {
+		return fmt.Errorf("cannot install the MetalLB CRD: %v", err)
+	}
+	return nil
+}
+
 func newManager(cfg *rest.Config, o Options) (manager.Manager, error) {
 	shutdown := 30 * time.Second
 	renew := o.LeaseDuration * 2 / 3
 	retry := o.LeaseDuration * 2 / 15
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
+		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddress},
 		HealthProbeBindAddress:  o.HealthAddress,
 		LeaderElection:          o.LeaderElect,

@@ -43,8 +43,8 @@ func crdsAndNamespace(objs []*unstructured.Unstructured) []*unstructured.Unstruc
 			out = append(out, o)
 		}
 	}
-	if len(out) != 10 {
-		panic("want the nine CRDs and the namespace")
+	if len(out) != 11 {
+		panic("want MetalLB's nine CRDs, ours and the namespace")
 	}
 	return out
 }

@@ -31,6 +31,7 @@ var scenarios = []scenario{
 	{name: "log-level-debug"},
 	{name: "load-balancer-class"},
 	{name: "max-unavailable-10-percent"},
+	{name: "upstream-operator-object"},
 	{name: "custom-images", env: map[string]string{
 		ControllerImageEnv: "registry.example.com/metallb/controller@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 		SpeakerImageEnv:    "registry.example.com/metallb/speaker:v0.16.1-patched",

@@ -3,6 +3,7 @@ package v1beta1
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -36,6 +37,11 @@ const (
 // keeps MetalLB's own default. The shape is the upstream metallb-operator's, so
 // an object written for it keeps working.
 type MetalLBSpec struct {
+	// Image is the upstream operator's deprecated field; it has no effect here
+	// either: the images come with the operator's release.
+	// +optional
+	Image string `json:"image,omitempty"`
+
 	// NodeSelector limits the speaker DaemonSet to matching nodes.
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
@@ -43,6 +49,11 @@ type MetalLBSpec struct {
 	// SpeakerTolerations let speakers run on tainted nodes, in addition to the
 	// control-plane taints they always tolerate.
 	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.tolerationSeconds) || (has(t.effect) && t.effect == 'NoExecute'))",message="tolerationSeconds may only be set when effect is NoExecute"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.operator) || t.operator in ['Equal', 'Exists'])",message="operator must be Equal or Exists"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.effect) || t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",message="effect must be NoSchedule, PreferNoSchedule or NoExecute"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !(has(t.operator) && t.operator == 'Exists' && has(t.value) && t.value != ''))",message="value must be empty when operator is Exists"
 	SpeakerTolerations []corev1.Toleration `json:"speakerTolerations,omitempty"`
 
 	// ControllerNodeSelector limits the controller Deployment to matching nodes.
@@ -51,6 +62,11 @@ type MetalLBSpec struct {
 
 	// ControllerTolerations let the controller run on tainted nodes.
 	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.tolerationSeconds) || (has(t.effect) && t.effect == 'NoExecute'))",message="tolerationSeconds may only be set when effect is NoExecute"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.operator) || t.operator in ['Equal', 'Exists'])",message="operator must be Equal or Exists"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.effect) || t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",message="effect must be NoSchedule, PreferNoSchedule or NoExecute"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !(has(t.operator) && t.operator == 'Exists' && has(t.value) && t.value != ''))",message="value must be empty when operator is Exists"
 	ControllerTolerations []corev1.Toleration `json:"controllerTolerations,omitempty"`
 
 	// LogLevel of the controller and the speakers: all, debug, info, warn, error
@@ -62,6 +78,8 @@ type MetalLBSpec struct {
 	// label-style name such as "example.com/internal-vip". Default: Services
 	// without a class.
 	// +optional
+	// +kubebuilder:validation:MaxLength=316
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
 	LoadBalancerClass string `json:"loadBalancerClass,omitempty"`
 
 	// BGPBackend is the BGP implementation: native (the default) is supported;
@@ -85,12 +103,16 @@ type MetalLBSpec struct {
 
 // Config tunes the pods of one MetalLB component.
 type Config struct {
-	// PriorityClassName of the pods.
+	// PriorityClassName of the pods; the PriorityClass must exist.
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 
-	// RuntimeClassName of the pods.
+	// RuntimeClassName of the pods; the RuntimeClass must exist.
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	RuntimeClassName string `json:"runtimeClassName,omitempty"`
 
 	// Affinity of the pods.
@@ -113,6 +135,8 @@ type SpeakerConfig struct {
 	// MaxUnavailable is how many speakers a rolling update may take down at
 	// once: a number, or a percentage of the nodes such as "10%". Default: 1.
 	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^(100|[1-9][0-9]?)%$')",message="must be a number of at least 1, or a percentage from 1% to 100%"
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 }
 
@@ -137,6 +161,18 @@ type MetalLBStatus struct {
 	// ObservedGeneration is the generation the conditions describe.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Version is the release of MetalLB that runs on every node.
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// AppliedSpec is the spec the operator last found valid. While spec is
+	// invalid, MetalLB keeps running as this asks; it survives operator restarts.
+	// It is kept as the operator wrote it, without the spec's schema.
+	// +optional
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
+	AppliedSpec *runtime.RawExtension `json:"appliedSpec,omitempty"`
 }
 
 // MetalLB tunes the MetalLB the operator runs: one per cluster, named metallb,
@@ -146,6 +182,7 @@ type MetalLBStatus struct {
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=".status.conditions[?(@.type=='Available')].status"
 // +kubebuilder:printcolumn:name="Progressing",type=string,JSONPath=".status.conditions[?(@.type=='Progressing')].status"
 // +kubebuilder:printcolumn:name="Degraded",type=string,JSONPath=".status.conditions[?(@.type=='Degraded')].status"
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=".status.version"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 type MetalLB struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -1,0 +1,68 @@
+package e2e
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+)
+
+// A user tunes MetalLB with kubectl: a good MetalLB object is applied and shown
+// with its printer columns; a bad one is refused at once, naming the field.
+func TestTuningWithKubectl(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	client := kubernetes.NewForConfigOrDie(env.Config)
+	for _, ns := range []string{operatorNamespace, "metallb-system"} {
+		if _, err := client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startOperator(t, env).waitReady(t)
+
+	kubectl(t, env, "apply", "-f", "../../pkg/network/metallb/testdata/scenarios/log-level-debug.yaml")
+	var table string
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		table = kubectl(t, env, "get", "metallb", "-n", "metallb-system")
+		return strings.Contains(table, "False"), nil
+	})
+	if err != nil {
+		t.Fatalf("the MetalLB object never showed Degraded False:\n%s", table)
+	}
+	t.Logf("kubectl get metallb -n metallb-system:\n%s", table)
+	header := strings.Fields(strings.SplitN(table, "\n", 2)[0])
+	if got := strings.Join(header, " "); got != "NAME AVAILABLE PROGRESSING DEGRADED VERSION AGE" {
+		t.Errorf("printer columns are %q", got)
+	}
+
+	out, err := kubectlErr(env, "patch", "metallb", "metallb", "-n", "metallb-system", "--type=merge", "-p", `{"spec":{"logLevel":"loud"}}`)
+	if err == nil || !strings.Contains(out, `spec.logLevel: Unsupported value: "loud"`) {
+		t.Errorf("kubectl patch with a bad log level: %v\n%s", err, out)
+	}
+	t.Logf("kubectl patch with a bad log level:\n%s", out)
+}
+
+func kubectl(t *testing.T, env *testenv.Env, args ...string) string {
+	t.Helper()
+	out, err := kubectlErr(env, args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func kubectlErr(env *testenv.Env, args ...string) (string, error) {
+	bin, err := testenv.Binary("kubectl")
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.Command(bin, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...).CombinedOutput()
+	return string(out), err
+}
