@@ -25,10 +25,11 @@ type renderOptions struct {
 	loadBalancerClass string
 	nodeSelector      map[string]string
 	maxUnavailable    string
+	webhooks          bool
 }
 
 func newRenderCommand() *cobra.Command {
-	o := renderOptions{namespace: metallb.DefaultNamespace}
+	o := renderOptions{namespace: metallb.DefaultNamespace, webhooks: true}
 	cmd := &cobra.Command{
 		Use:   "render",
 		Short: "Print the manifests the operator would apply, as multi-document YAML",
@@ -44,12 +45,13 @@ The memberlist Secret's key is a placeholder: the operator generates the real on
 			if err != nil {
 				return usageError{err}
 			}
-			return render(cmd.OutOrStdout(), o.namespace, obj)
+			return render(cmd.OutOrStdout(), o.namespace, o.webhooks, obj)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.file, "file", "f", "", "a file holding a metallb.io/v1beta1 MetalLB object")
 	f.StringVar(&o.namespace, "namespace", o.namespace, "namespace MetalLB runs in")
+	f.BoolVar(&o.webhooks, "metallb-webhooks", o.webhooks, "have MetalLB's controller serve its validating webhooks, as `start` does")
 	f.StringVar(&o.logLevel, "log-level", "", "spec.logLevel: all, debug, info, warn, error or none")
 	f.StringVar(&o.loadBalancerClass, "load-balancer-class", "", "spec.loadBalancerClass")
 	f.StringToStringVar(&o.nodeSelector, "speaker-node-selector", nil, "spec.nodeSelector, as key=value,...")
@@ -92,12 +94,12 @@ func (o *renderOptions) object(cmd *cobra.Command) (*v1beta1.MetalLB, error) {
 	return obj, nil
 }
 
-func render(out io.Writer, namespace string, obj *v1beta1.MetalLB) error {
+func render(out io.Writer, namespace string, webhooks bool, obj *v1beta1.MetalLB) error {
 	images, err := metallb.ImagesFromEnv(os.Getenv, version.Version)
 	if err != nil {
 		return err
 	}
-	settings, err := metallb.SettingsFor(namespace, images, obj)
+	settings, err := metallb.SettingsFor(metallb.Environment{Namespace: namespace, Images: images, Webhooks: webhooks}, obj)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,9 @@ package apply
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -12,64 +15,174 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// AppliedHashAnnotation holds, on every object the applier writes, a hash of
+// what it wrote: an object whose hash matches and whose fields still hold what
+// was written needs no write.
+const AppliedHashAnnotation = "networkoperator.openshift.io/applied-hash"
+
 // establishedTimeout bounds the wait for a new CRD to be served.
 const establishedTimeout = 30 * time.Second
 
-// Applier writes objects with server-side apply, as one field manager.
+// Applier writes objects with server-side apply, as one field manager, and
+// only when the live object differs from what it would write.
 type Applier struct {
-	Client     client.Client
+	// Client writes, and reads the objects the applier owns; its reads may come
+	// from a cache.
+	Client client.Client
+	// APIReader reads objects a cache of owned objects would not hold. Nil
+	// means Client.
+	APIReader  client.Reader
 	FieldOwner string
 	// DryRun has the API server validate and admit every write without storing it.
 	DryRun bool
 }
 
-// Apply writes objs in order. A create-only object is created when missing and
-// otherwise left alone. After a CustomResourceDefinition the next object waits
-// until it is Established, so custom resources that follow can be written.
-func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured) error {
-	for _, o := range objs {
-		if err := a.applyOne(ctx, o); err != nil {
-			return fmt.Errorf("applying %s %s: %w", o.GetKind(), key(o), err)
-		}
-	}
-	return nil
+// Change is a write the applier made.
+type Change struct {
+	Object *unstructured.Unstructured
+	// Created tells whether the object did not exist before.
+	Created bool
 }
 
-func (a *Applier) applyOne(ctx context.Context, o *unstructured.Unstructured) error {
-	if CreateOnly(o) {
-		return a.create(ctx, o)
+// Apply writes objs in order, skipping those already as desired. A create-only
+// object is created when missing and otherwise left alone. After a
+// CustomResourceDefinition the next object waits until it is Established, so
+// that custom resources that follow can be written.
+func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured) ([]Change, error) {
+	var changes []Change
+	for _, o := range objs {
+		change, err := a.applyOne(ctx, o)
+		if err != nil {
+			return changes, fmt.Errorf("applying %s: %w", Describe(o), err)
+		}
+		if change != nil {
+			changes = append(changes, *change)
+		}
+	}
+	return changes, nil
+}
+
+func (a *Applier) applyOne(ctx context.Context, desired *unstructured.Unstructured) (*Change, error) {
+	live, err := a.live(ctx, desired)
+	if err != nil {
+		return nil, err
+	}
+	if CreateOnly(desired) {
+		if live != nil {
+			return nil, nil
+		}
+		return a.create(ctx, desired)
+	}
+	obj := withHash(desired)
+	if live != nil && Contains(live.Object, obj.Object) {
+		return nil, nil
 	}
 	opts := []client.ApplyOption{client.FieldOwner(a.FieldOwner), client.ForceOwnership}
 	if a.DryRun {
 		opts = append(opts, client.DryRunAll)
 	}
-	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), opts...); err != nil {
-		return err
+	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), opts...); err != nil {
+		return nil, err
 	}
-	if o.GroupVersionKind().GroupKind() == apiextensionsv1.Kind("CustomResourceDefinition") && !a.DryRun {
-		return a.waitEstablished(ctx, o.GetName())
+	if isCRD(desired) && !a.DryRun {
+		if err := a.waitEstablished(ctx, desired.GetName()); err != nil {
+			return nil, err
+		}
 	}
-	return nil
+	return &Change{Object: desired, Created: live == nil}, nil
 }
 
-func (a *Applier) create(ctx context.Context, o *unstructured.Unstructured) error {
+// live returns the object as the cluster holds it, or nil if it does not exist.
+// A miss in a cache of owned objects is confirmed with the API server, which
+// also sees objects the cache filters out.
+func (a *Applier) live(ctx context.Context, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(o.GroupVersionKind())
-	err := a.Client.Get(ctx, client.ObjectKeyFromObject(o), live)
-	if err == nil || !apierrors.IsNotFound(err) {
-		return err
+	live.SetGroupVersionKind(desired.GroupVersionKind())
+	key := client.ObjectKeyFromObject(desired)
+	err := a.Client.Get(ctx, key, live)
+	if apierrors.IsNotFound(err) && a.APIReader != nil {
+		err = a.APIReader.Get(ctx, key, live)
 	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return live, nil
+}
+
+func (a *Applier) create(ctx context.Context, o *unstructured.Unstructured) (*Change, error) {
 	opts := []client.CreateOption{client.FieldOwner(a.FieldOwner)}
 	if a.DryRun {
 		opts = append(opts, client.DryRunAll)
 	}
-	return a.Client.Create(ctx, o.DeepCopy(), opts...)
+	err := a.Client.Create(ctx, o.DeepCopy(), opts...)
+	if apierrors.IsAlreadyExists(err) {
+		return nil, nil // created since we looked; it is not ours to change
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Change{Object: o, Created: true}, nil
+}
+
+// withHash returns a copy of o carrying the hash of its content.
+func withHash(o *unstructured.Unstructured) *unstructured.Unstructured {
+	data, _ := json.Marshal(o.Object) // maps marshal in key order: the hash is stable
+	sum := sha256.Sum256(data)
+	obj := o.DeepCopy()
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AppliedHashAnnotation] = hex.EncodeToString(sum[:16])
+	obj.SetAnnotations(annotations)
+	return obj
+}
+
+// Contains tells whether live holds every field of desired with the same value:
+// fields the API server defaulted, or other managers added, do not count; lists
+// must match element for element. With the applied hash among desired's
+// annotations, a field dropped from desired also shows, as a changed hash.
+func Contains(live, desired any) bool {
+	switch d := desired.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, dv := range d {
+			lv, ok := l[k]
+			if !ok || !Contains(lv, dv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		l, ok := live.([]any)
+		if !ok || len(l) != len(d) {
+			return false
+		}
+		for i := range d {
+			if !Contains(l[i], d[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return live == desired
+	}
+}
+
+func isCRD(o *unstructured.Unstructured) bool {
+	return o.GroupVersionKind().GroupKind() == apiextensionsv1.Kind("CustomResourceDefinition")
 }
 
 func (a *Applier) waitEstablished(ctx context.Context, name string) error {
 	crd := &unstructured.Unstructured{}
 	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, establishedTimeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, establishedTimeout, true, func(ctx context.Context) (bool, error) {
 		if err := a.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
@@ -88,9 +201,11 @@ func (a *Applier) waitEstablished(ctx context.Context, name string) error {
 	return nil
 }
 
-func key(o *unstructured.Unstructured) string {
+// Describe names an object for messages: "DaemonSet metallb-system/speaker".
+func Describe(o client.Object) string {
+	kind := o.GetObjectKind().GroupVersionKind().Kind
 	if o.GetNamespace() == "" {
-		return o.GetName()
+		return kind + " " + o.GetName()
 	}
-	return o.GetNamespace() + "/" + o.GetName()
+	return kind + " " + o.GetNamespace() + "/" + o.GetName()
 }

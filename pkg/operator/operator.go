@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	configv1 "github.com/openshift/api/config/v1"
 	"go.uber.org/zap/zapcore"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,11 +67,16 @@ func Run(ctx context.Context, o Options) error {
 	if err := installAPI(ctx, cfg); err != nil {
 		return err
 	}
-	mgr, err := newManager(cfg, o)
+	module := metallb.Options{
+		Environment:      metallb.Environment{Namespace: o.Namespace, Images: images, Webhooks: o.MetalLBWebhooks},
+		Platform:         o.Platform,
+		AllowedPlatforms: o.AllowedPlatforms,
+	}
+	mgr, err := newManager(cfg, o, module)
 	if err != nil {
 		return err
 	}
-	if err := metallb.Add(mgr, o.Namespace, images); err != nil {
+	if err := metallb.Add(mgr, module); err != nil {
 		return err
 	}
 	log.Info("starting", "version", version.Version, "namespace", o.Namespace, "leaderElection", o.LeaderElect)
@@ -86,6 +92,7 @@ var scheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(v1beta1.AddToScheme(s))
+	utilruntime.Must(configv1.Install(s))
 	return s
 }()
 
@@ -148,11 +155,11 @@ func installAPI(ctx context.Context, cfg *rest.Config) error {
 	return nil
 }
 
-func newManager(cfg *rest.Config, o Options) (manager.Manager, error) {
+func newManager(cfg *rest.Config, o Options, module metallb.Options) (manager.Manager, error) {
 	shutdown := 30 * time.Second
 	renew := o.LeaseDuration * 2 / 3
 	retry := o.LeaseDuration * 2 / 15
-	mgr, err := ctrl.NewManager(cfg, manager.Options{
+	mo := manager.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddress},
 		HealthProbeBindAddress:  o.HealthAddress,
@@ -166,7 +173,11 @@ func newManager(cfg *rest.Config, o Options) (manager.Manager, error) {
 		RenewDeadline:                 &renew,
 		RetryPeriod:                   &retry,
 		GracefulShutdownTimeout:       &shutdown,
-	})
+	}
+	if err := metallb.ConfigureManager(&mo, module.Environment); err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, mo)
 	if err != nil {
 		return nil, fmt.Errorf("cannot set up the operator: %v", err)
 	}

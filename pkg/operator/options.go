@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -22,6 +24,12 @@ type Options struct {
 	LeaseDuration     time.Duration
 	LogLevel          string
 	LogFormat         string
+	// Platform overrides the detected platform; AllowedPlatforms are those
+	// MetalLB is deployed on.
+	Platform         string
+	AllowedPlatforms []string
+	// MetalLBWebhooks has MetalLB's controller serve its validating webhooks.
+	MetalLBWebhooks bool
 }
 
 // DefaultOptions are the defaults of the flags.
@@ -35,6 +43,8 @@ func DefaultOptions() Options {
 		LeaseDuration:     15 * time.Second,
 		LogLevel:          "info",
 		LogFormat:         "json",
+		AllowedPlatforms:  metallb.DefaultAllowedPlatforms,
+		MetalLBWebhooks:   true,
 	}
 }
 
@@ -49,6 +59,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.LeaseDuration, "leader-election-lease-duration", o.LeaseDuration, "how long a standby waits before taking over the Lease of a leader that stopped renewing it")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "debug, info, warn or error")
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "json or console")
+	fs.StringVar(&o.Platform, "platform", o.Platform, `the platform, such as "BareMetal", instead of detecting it (from the Infrastructure object on OpenShift, else from the Nodes' provider IDs)`)
+	fs.StringSliceVar(&o.AllowedPlatforms, "allowed-platforms", o.AllowedPlatforms, "the platforms MetalLB is deployed on")
+	fs.BoolVar(&o.MetalLBWebhooks, "metallb-webhooks", o.MetalLBWebhooks, "have MetalLB's controller serve its validating webhooks; without them only the CRDs' schemas check MetalLB's objects")
 }
 
 // Validate reports the first invalid option, naming its flag.
@@ -71,6 +84,9 @@ func (o *Options) Validate() error {
 	}
 	if _, ok := logLevels[o.LogLevel]; !ok {
 		return fmt.Errorf("--log-level %q is not one of debug, info, warn, error", o.LogLevel)
+	}
+	if len(o.AllowedPlatforms) == 0 {
+		return fmt.Errorf("--allowed-platforms is empty: MetalLB would never be deployed")
 	}
 	if o.LogFormat != "json" && o.LogFormat != "console" {
 		return fmt.Errorf("--log-format %q is not one of json, console", o.LogFormat)

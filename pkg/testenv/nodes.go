@@ -19,6 +19,7 @@ const kwokNodeAnnotation = "kwok.x-k8s.io/node"
 type Node struct {
 	Name       string
 	InternalIP string
+	ProviderID string // as a cloud controller manager would set it, e.g. "aws:///us-east-1a/i-0abc"
 	Labels     map[string]string
 	Taints     []corev1.Taint
 }
@@ -77,7 +78,7 @@ func (n Node) object() *corev1.Node {
 			Labels:      labels,
 			Annotations: map[string]string{kwokNodeAnnotation: "fake"},
 		},
-		Spec: corev1.NodeSpec{Taints: n.Taints},
+		Spec: corev1.NodeSpec{Taints: n.Taints, ProviderID: n.ProviderID},
 		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{
 			{Type: corev1.NodeInternalIP, Address: n.InternalIP},
 			{Type: corev1.NodeHostName, Address: n.Name},

@@ -42,10 +42,10 @@ func TestRenderOutputPassesServerSideDryRun(t *testing.T) {
 			prerequisites = append(prerequisites, o)
 		}
 	}
-	if err := (&apply.Applier{Client: c, FieldOwner: "kubectl"}).Apply(t.Context(), prerequisites); err != nil {
+	if _, err := (&apply.Applier{Client: c, FieldOwner: "kubectl"}).Apply(t.Context(), prerequisites); err != nil {
 		t.Fatal(err)
 	}
-	if err := (&apply.Applier{Client: c, FieldOwner: "kubectl", DryRun: true}).Apply(t.Context(), objs); err != nil {
+	if _, err := (&apply.Applier{Client: c, FieldOwner: "kubectl", DryRun: true}).Apply(t.Context(), objs); err != nil {
 		t.Fatal(err)
 	}
 }

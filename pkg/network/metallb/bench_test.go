@@ -9,7 +9,7 @@ func BenchmarkRender(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := SettingsFor(DefaultNamespace, images, nil)
+	s, err := SettingsFor(Environment{Namespace: DefaultNamespace, Images: images, Webhooks: true}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,18 +4,29 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sync"
+	"time"
 
+	configv1 "github.com/openshift/api/config/v1"
+	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/apply"
@@ -27,63 +38,207 @@ const ObjectName = "metallb"
 // FieldOwner is the field manager of everything the module applies.
 const FieldOwner = "cluster-network-operator"
 
-// Reconciler keeps MetalLB running as the tuning object asks. Every event maps
-// to one request: each reconcile works out the whole desired state.
-type Reconciler struct {
-	Client    client.Client
-	Namespace string
-	Images    Images
+// Options are the module's settings from the operator's flags and environment.
+type Options struct {
+	Environment
+	// Platform overrides the detected platform when set.
+	Platform string
+	// AllowedPlatforms are the platforms MetalLB is deployed on.
+	AllowedPlatforms []string
 }
 
-// Add registers the MetalLB module with the manager.
-func Add(mgr ctrl.Manager, namespace string, images Images) error {
-	r := &Reconciler{Client: mgr.GetClient(), Namespace: namespace, Images: images}
-	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: namespace, Name: ObjectName}}}
-	})
-	return ctrl.NewControllerManagedBy(mgr).
+// Reconciler keeps MetalLB as the platform, the user's configuration and the
+// tuning object ask. Every event maps to one request: each reconcile works out
+// the whole desired state from what it reads.
+type Reconciler struct {
+	client    client.Client // reads owned objects from a label-filtered cache
+	apiReader client.Reader // reads what that cache does not hold
+	cache     cache.Cache
+	events    recorder.EventRecorder
+	opts      Options
+	openshift bool // the Infrastructure API exists
+	kinds     []schema.GroupVersionKind
+
+	controller controller.Controller
+	watchMu    sync.Mutex
+	watching   map[schema.GroupVersionKind]bool // configuration kinds watched
+	told       sync.Map                         // object → the last Event given on it
+}
+
+// request is the one request every event maps to.
+var request = reconcile.Request{NamespacedName: types.NamespacedName{Name: "metallb"}}
+
+func enqueue(context.Context, client.Object) []reconcile.Request { return []reconcile.Request{request} }
+
+// Add registers the MetalLB module with the manager, whose options went
+// through ConfigureManager.
+func Add(mgr ctrl.Manager, opts Options) error {
+	_, err := add(mgr, opts)
+	return err
+}
+
+func add(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
+	kinds, err := ownedKinds(opts.Environment)
+	if err != nil {
+		return nil, err
+	}
+	_, err = mgr.GetRESTMapper().RESTMapping(configv1.GroupVersion.WithKind("Infrastructure").GroupKind())
+	r := &Reconciler{
+		client:    mgr.GetClient(),
+		apiReader: mgr.GetAPIReader(),
+		cache:     mgr.GetCache(),
+		events:    mgr.GetEventRecorder(FieldOwner),
+		opts:      opts,
+		openshift: err == nil,
+		kinds:     kinds,
+		watching:  map[schema.GroupVersionKind]bool{},
+	}
+	all := handler.EnqueueRequestsFromMapFunc(enqueue)
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("metallb").
 		Watches(&v1beta1.MetalLB{}, all).
-		// A missing priority or runtime class may appear later and make the spec valid.
+		// A missing priority or runtime class may appear and make the spec valid.
 		Watches(&schedulingv1.PriorityClass{}, all).
-		Watches(&nodev1.RuntimeClass{}, all).
-		Complete(r)
+		Watches(&nodev1.RuntimeClass{}, all)
+	if opts.Platform == "" {
+		b = b.Watches(&corev1.Node{}, all, builder.WithPredicates(providerIDChanged))
+		if r.openshift {
+			b = b.Watches(&configv1.Infrastructure{}, all)
+		}
+	}
+	// Every owned object, so that a deleted or edited one is restored at once.
+	for _, gvk := range kinds {
+		b = b.Watches(ownedObject(gvk), all)
+	}
+	r.controller, err = b.Build(r)
+	return r, err
 }
 
-// Reconcile applies MetalLB for the current tuning object.
+// providerIDChanged passes Node events that can change the platform, and not
+// the status updates every node makes every few seconds.
+var providerIDChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.(*corev1.Node).Spec.ProviderID != e.ObjectNew.(*corev1.Node).Spec.ProviderID
+	},
+}
+
+// Reconcile brings MetalLB to the desired state.
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	var list v1beta1.MetalLBList
-	if err := r.Client.List(ctx, &list); err != nil {
+	st := &state{}
+	var err error
+	if st.tuning, err = r.tuningObject(ctx); err != nil {
 		return reconcile.Result{}, err
+	}
+	start := time.Now()
+	st.applyErr = r.reconcile(ctx, st)
+	log := ctrl.LoggerFrom(ctx)
+	log.V(1).Info("reconciled", "platform", st.platform.Type, "allowed", st.allowed, "active", st.active(),
+		"foreign", len(st.foreign), "duration", time.Since(start), "error", st.applyErr)
+	if err := r.report(ctx, st); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, st.applyErr
+}
+
+// reconcile does the work and records what it found in st; it returns errors
+// that a retry may cure.
+func (r *Reconciler) reconcile(ctx context.Context, st *state) error {
+	var err error
+	if st.platform, err = r.platform(ctx); err != nil {
+		return err
+	}
+	st.allowed = slices.Contains(r.opts.AllowedPlatforms, st.platform.Type)
+	if !st.allowed {
+		// Nothing is applied, and nothing removed: what runs keeps its addresses.
+		return r.tellPlatform(ctx, st)
+	}
+
+	settings, invalid := r.settings(ctx, st.tuning)
+	st.invalid, st.specValid = invalid, invalid == nil && st.tuning != nil
+	desired, err := Render(settings, NewMemberlistKey())
+	if err != nil {
+		return fmt.Errorf("rendering: %w", err)
+	}
+	applier := &apply.Applier{Client: r.client, APIReader: r.apiReader, FieldOwner: FieldOwner}
+
+	// Another installation's objects are never overwritten, unless adopted.
+	adopt, err := r.adoptionAllowed(ctx, settings.Namespace)
+	if err != nil {
+		return err
+	}
+	if !adopt {
+		if st.foreign, err = applier.Foreign(ctx, withoutKind(desired, "Namespace"), ownership); err != nil {
+			return err
+		}
+		if len(st.foreign) > 0 {
+			r.tellForeign(st.foreign)
+			return nil
+		}
+	}
+
+	// The CRDs are there whenever the platform allows MetalLB, so that users can
+	// create its objects; only then can they be watched.
+	foundation := onlyKinds(desired, "Namespace", "CustomResourceDefinition")
+	if _, err := applier.Apply(ctx, foundation); err != nil {
+		return err
+	}
+	if err := r.startConfigWatches(); err != nil {
+		return err
+	}
+	if st.configs, err = r.configObjects(ctx, settings.Namespace); err != nil {
+		return err
+	}
+	r.tellIgnored(st.configs)
+
+	want := foundation
+	if st.active() {
+		want, err = r.gateWebhooks(ctx, desired, settings)
+		if err != nil {
+			return err
+		}
+	}
+	changes, err := applier.Apply(ctx, want)
+	r.tellChanges(changes)
+	if err != nil {
+		return err
+	}
+	_, err = applier.Prune(ctx, r.kinds, ownership, want, neverDeleted)
+	return err
+}
+
+// tuningObject returns metallb-system/metallb, or nil, telling every other
+// MetalLB object that it is ignored.
+func (r *Reconciler) tuningObject(ctx context.Context) (*v1beta1.MetalLB, error) {
+	var list v1beta1.MetalLBList
+	if err := r.client.List(ctx, &list); err != nil {
+		return nil, err
 	}
 	var obj *v1beta1.MetalLB
 	for i := range list.Items {
 		o := &list.Items[i]
-		if o.Namespace == r.Namespace && o.Name == ObjectName {
+		if o.Namespace == r.opts.Namespace && o.Name == ObjectName {
 			obj = o
 			continue
 		}
 		if err := r.reportIgnored(ctx, o); err != nil {
-			return reconcile.Result{}, err
+			return nil, err
 		}
 	}
-	if obj == nil {
-		return reconcile.Result{}, nil
-	}
+	return obj, nil
+}
 
-	settings, invalid := r.settings(ctx, obj)
-	applyErr := r.apply(ctx, settings)
-	if err := r.reportStatus(ctx, obj, invalid, applyErr); err != nil {
-		return reconcile.Result{}, err
+func (r *Reconciler) platform(ctx context.Context) (Platform, error) {
+	if r.opts.Platform != "" {
+		return Platform{Type: r.opts.Platform, Source: "--platform"}, nil
 	}
-	return reconcile.Result{}, applyErr
+	return detectPlatform(ctx, r.client, r.openshift)
 }
 
 // settings returns the settings to apply. When the spec is invalid, they are
 // those of the last valid spec (status.appliedSpec, or the defaults if there
 // was none), so that nothing running changes, with the reason it was refused.
 func (r *Reconciler) settings(ctx context.Context, obj *v1beta1.MetalLB) (Settings, error) {
-	s, err := SettingsFor(r.Namespace, r.Images, obj)
+	s, err := SettingsFor(r.opts.Environment, obj)
 	if err == nil {
 		err = r.checkReferences(ctx, s)
 	}
@@ -97,9 +252,9 @@ func (r *Reconciler) settings(ctx context.Context, obj *v1beta1.MetalLB) (Settin
 			last = l
 		}
 	}
-	s, lerr := SettingsFor(r.Namespace, r.Images, last)
+	s, lerr := SettingsFor(r.opts.Environment, last)
 	if lerr != nil {
-		s, _ = SettingsFor(r.Namespace, r.Images, nil) // the defaults are valid
+		s, _ = SettingsFor(r.opts.Environment, nil) // the defaults are valid
 	}
 	return s, err
 }
@@ -121,7 +276,7 @@ func (r *Reconciler) checkReferences(ctx context.Context, s Settings) error {
 		if ref.name == "" {
 			continue
 		}
-		err := r.Client.Get(ctx, client.ObjectKey{Name: ref.name}, ref.obj)
+		err := r.client.Get(ctx, client.ObjectKey{Name: ref.name}, ref.obj)
 		switch {
 		case apierrors.IsNotFound(err):
 			errs = append(errs, field.NotFound(ref.path, ref.name))
@@ -132,34 +287,113 @@ func (r *Reconciler) checkReferences(ctx context.Context, s Settings) error {
 	return errs.ToAggregate()
 }
 
-func (r *Reconciler) apply(ctx context.Context, s Settings) error {
-	objs, err := Render(s, NewMemberlistKey())
+// adoptionAllowed tells whether the namespace carries AdoptAnnotation.
+func (r *Reconciler) adoptionAllowed(ctx context.Context, namespace string) (bool, error) {
+	ns := &corev1.Namespace{}
+	err := r.apiReader.Get(ctx, client.ObjectKey{Name: namespace}, ns)
 	if err != nil {
-		return fmt.Errorf("rendering: %w", err)
+		return false, client.IgnoreNotFound(err)
 	}
-	applier := &apply.Applier{Client: r.Client, FieldOwner: FieldOwner}
-	return applier.Apply(ctx, objs)
+	return ns.Annotations[AdoptAnnotation] == "true", nil
 }
 
-// appliedSpec records a valid spec for status.appliedSpec.
-func appliedSpec(spec *v1beta1.MetalLBSpec) *runtime.RawExtension {
-	raw, err := json.Marshal(spec)
-	if err != nil {
-		return nil
+// gateWebhooks leaves the webhook configuration out of desired until the
+// controller, which serves the webhooks, is available: with failure policy
+// Fail, the configuration would otherwise refuse every MetalLB object.
+func (r *Reconciler) gateWebhooks(ctx context.Context, desired []*unstructured.Unstructured, s Settings) ([]*unstructured.Unstructured, error) {
+	if !s.Webhooks {
+		return desired, nil
 	}
-	return &runtime.RawExtension{Raw: raw}
+	ready, err := r.controllerAvailable(ctx, s.Namespace)
+	if err != nil || ready {
+		return desired, err
+	}
+	return withoutKind(desired, "ValidatingWebhookConfiguration"), nil
+}
+
+func (r *Reconciler) controllerAvailable(ctx context.Context, namespace string) (bool, error) {
+	d := ownedObject(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"})
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "controller"}, d)
+	if err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	generation, _, _ := unstructured.NestedInt64(d.Object, "status", "observedGeneration")
+	available, _, _ := unstructured.NestedInt64(d.Object, "status", "availableReplicas")
+	updated, _, _ := unstructured.NestedInt64(d.Object, "status", "updatedReplicas")
+	return generation >= d.GetGeneration() && available > 0 && updated > 0, nil
+}
+
+// neverDeleted protects what losing would lose user data or split the
+// speakers' memberlist cluster: the CRDs (and with them every MetalLB object),
+// the namespace, the memberlist key.
+func neverDeleted(o *unstructured.Unstructured) bool {
+	switch o.GetKind() {
+	case "CustomResourceDefinition", "Namespace":
+		return true
+	case "Secret":
+		return o.GetName() == memberlistSecret
+	}
+	return false
+}
+
+const memberlistSecret = "memberlist"
+
+// ownedKinds are the kinds the module renders, in apply order.
+func ownedKinds(env Environment) ([]schema.GroupVersionKind, error) {
+	s, err := SettingsFor(Environment{Namespace: env.Namespace, Images: env.Images, Webhooks: true}, nil)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := Render(s, "")
+	if err != nil {
+		return nil, err
+	}
+	var kinds []schema.GroupVersionKind
+	for _, o := range objs {
+		if gvk := o.GroupVersionKind(); !slices.Contains(kinds, gvk) {
+			kinds = append(kinds, gvk)
+		}
+	}
+	return kinds, nil
+}
+
+func ownedObject(gvk schema.GroupVersionKind) *unstructured.Unstructured {
+	o := &unstructured.Unstructured{}
+	o.SetGroupVersionKind(gvk)
+	return o
+}
+
+func onlyKinds(objs []*unstructured.Unstructured, kinds ...string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if slices.Contains(kinds, o.GetKind()) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func withoutKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() != kind {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // InstallAPI applies the MetalLB tuning object's CRD, so that the module can
 // watch MetalLB objects from its start, wherever the operator was installed from.
 func InstallAPI(ctx context.Context, c client.Client) error {
-	objs, err := Render(Settings{}, "")
+	objs, err := Render(Settings{}, "") // the CRD depends on no setting
 	if err != nil {
 		return err
 	}
 	for _, o := range objs {
 		if o.GetKind() == "CustomResourceDefinition" && o.GetName() == "metallbs."+v1beta1.GroupVersion.Group {
-			return (&apply.Applier{Client: c, FieldOwner: FieldOwner}).Apply(ctx, []*unstructured.Unstructured{o})
+			_, err := (&apply.Applier{Client: c, FieldOwner: FieldOwner}).Apply(ctx, []*unstructured.Unstructured{o})
+			return err
 		}
 	}
 	return fmt.Errorf("bindata/metallb holds no CRD for %s", v1beta1.GroupVersion.WithKind("MetalLB"))

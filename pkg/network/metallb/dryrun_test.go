@@ -21,14 +21,14 @@ func TestRenderedObjectsPassServerSideDryRun(t *testing.T) {
 	// Custom resources need their CRDs, and namespaced objects their namespace,
 	// for real; the CRDs must become Established.
 	real := &apply.Applier{Client: c, FieldOwner: "render-test"}
-	if err := real.Apply(t.Context(), crdsAndNamespace(scenarios[0].render(t))); err != nil {
+	if _, err := real.Apply(t.Context(), crdsAndNamespace(scenarios[0].render(t))); err != nil {
 		t.Fatal(err)
 	}
 	dryRun := &apply.Applier{Client: c, FieldOwner: "render-test", DryRun: true}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			for _, o := range sc.render(t) {
-				if err := dryRun.Apply(t.Context(), []*unstructured.Unstructured{o}); err != nil {
+				if _, err := dryRun.Apply(t.Context(), []*unstructured.Unstructured{o}); err != nil {
 					t.Error(err)
 				}
 			}

@@ -2,16 +2,24 @@ package metallb
 
 import (
 	"context"
+	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/testr"
+	configv1 "github.com/openshift/api/config/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -25,59 +33,103 @@ var testScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(v1beta1.AddToScheme(s))
+	utilruntime.Must(configv1.Install(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
 	return s
 }()
 
 // moduleEnv is a control plane with the MetalLB module running against it, as
-// the operator runs it, and its namespace created as a user would.
+// the operator runs it, and MetalLB's namespace created as a user would.
 type moduleEnv struct {
 	*testenv.Env
 	client client.Client
+	r      *Reconciler
+	writes atomic.Int64 // mutating requests the module made
+	stop   func()
 }
 
-func startModule(t *testing.T) *moduleEnv {
-	t.Helper()
-	env := testenv.New(t, testenv.Options{})
-	c, err := client.New(env.Config, client.Options{Scheme: testScheme})
+func testOptions() Options {
+	images, err := ImagesFromEnv(func(string) string { return "" }, "1.0.0-test")
 	if err != nil {
+		panic(err)
+	}
+	// kwok nodes run no webhook server; see docs on --metallb-webhooks.
+	return Options{
+		Environment:      Environment{Namespace: DefaultNamespace, Images: images},
+		AllowedPlatforms: DefaultAllowedPlatforms,
+	}
+}
+
+// startModule starts a control plane, and the module against it with opts.
+func startModule(t *testing.T, envOpts testenv.Options, opts Options) *moduleEnv {
+	t.Helper()
+	env := testenv.New(t, envOpts)
+	m := &moduleEnv{Env: env}
+	var err error
+	if m.client, err = client.New(env.Config, client.Options{Scheme: testScheme}); err != nil {
 		t.Fatal(err)
 	}
-	ctx := t.Context()
-	if err := InstallAPI(ctx, c); err != nil {
+	if err := InstallAPI(t.Context(), m.client); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: DefaultNamespace}}); err != nil {
+	if err := m.client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: DefaultNamespace}}); err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+	m.run(t, opts)
+	return m
+}
+
+// run runs the module until stop is called or the test ends.
+func (m *moduleEnv) run(t *testing.T, opts Options) {
+	t.Helper()
+	cfg := rest.CopyConfig(m.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if req.Method != http.MethodGet {
+				m.writes.Add(1)
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	mo := ctrl.Options{
 		Scheme:                 testScheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		Logger:                 testr.NewWithOptions(t, testr.Options{Verbosity: 1}),
 		Controller:             config.Controller{SkipNameValidation: new(true)}, // one manager per test
-	})
+	}
+	if err := ConfigureManager(&mo, opts.Environment); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cfg, mo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	images, err := ImagesFromEnv(func(string) string { return "" }, "1.0.0-test")
-	if err != nil {
+	if m.r, err = add(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
-	if err := Add(mgr, DefaultNamespace, images); err != nil {
-		t.Fatal(err)
-	}
-	mctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- mgr.Start(mctx) }()
-	t.Cleanup(func() {
+	go func() { done <- mgr.Start(ctx) }()
+	stopped := false
+	m.stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("manager: %v", err)
 		}
-	})
-	return &moduleEnv{Env: env, client: c}
+	}
+	t.Cleanup(m.stop)
 }
 
-// waitCondition waits until the MetalLB object's status describes its current
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// waitDegraded waits until the MetalLB object's status describes its current
 // generation and its Degraded condition satisfies ok; it returns the condition.
 func (m *moduleEnv) waitDegraded(t *testing.T, key client.ObjectKey, ok func(metav1.Condition) bool) metav1.Condition {
 	t.Helper()
@@ -98,4 +150,48 @@ func (m *moduleEnv) waitDegraded(t *testing.T, key client.ObjectKey, ok func(met
 		t.Fatalf("MetalLB %s: Degraded condition not as expected; last seen %+v: %v", key, got, err)
 	}
 	return got
+}
+
+// waitFor polls cond until it holds.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, timeout, true, cond); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// get reads an object as unstructured; nil when it does not exist.
+func (m *moduleEnv) get(t *testing.T, gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
+	t.Helper()
+	o := &unstructured.Unstructured{}
+	o.SetGroupVersionKind(gvk)
+	err := m.client.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: name}, o)
+	if client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
+	if err != nil {
+		return nil
+	}
+	return o
+}
+
+var (
+	deploymentGVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	daemonSetGVK  = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}
+	secretGVK     = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
+	poolGVK       = schema.GroupVersionKind{Group: "metallb.io", Version: "v1beta1", Kind: "IPAddressPool"}
+)
+
+// createPool creates an IPAddressPool, as a user activating MetalLB would.
+func (m *moduleEnv) createPool(t *testing.T, namespace, name string) *unstructured.Unstructured {
+	t.Helper()
+	pool := &unstructured.Unstructured{}
+	pool.SetGroupVersionKind(poolGVK)
+	pool.SetNamespace(namespace)
+	pool.SetName(name)
+	_ = unstructured.SetNestedStringSlice(pool.Object, []string{"192.0.2.100-192.0.2.110"}, "spec", "addresses")
+	if err := m.client.Create(t.Context(), pool); err != nil {
+		t.Fatal(err)
+	}
+	return pool
 }

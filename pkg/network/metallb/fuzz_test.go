@@ -38,7 +38,7 @@ func FuzzSettingsFor(f *testing.F) {
 		if err != nil {
 			return // not a MetalLB object: the API server would refuse it
 		}
-		s, err := SettingsFor(DefaultNamespace, images, obj)
+		s, err := SettingsFor(Environment{Namespace: DefaultNamespace, Images: images, Webhooks: true}, obj)
 		if err != nil {
 			assertFieldErrors(t, err)
 			return

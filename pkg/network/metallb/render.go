@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/bmlb/cluster-network-operator/bindata"
@@ -23,6 +24,9 @@ const (
 	PartOf         = "metallb"
 )
 
+// ownership selects what the module owns: what it may prune.
+var ownership = labels.Set{ManagedByLabel: ManagedBy, PartOfLabel: PartOf}
+
 // ReleaseVersionAnnotation records on each workload the release it was rendered for.
 const ReleaseVersionAnnotation = "release.openshift.io/version"
 
@@ -34,6 +38,7 @@ type data struct {
 	LogLevel          string
 	LoadBalancerClass string
 	MaxUnavailable    intstr.IntOrString
+	Webhooks          bool
 	// MemberlistKey is the base64 of the memberlist Secret's key, or empty to
 	// render a placeholder (for `render`, which must never print a secret).
 	MemberlistKey string
@@ -70,6 +75,7 @@ func newData(s Settings, memberlistKey string) data {
 		LogLevel:          string(s.LogLevel),
 		LoadBalancerClass: s.LoadBalancerClass,
 		MaxUnavailable:    s.MaxUnavailable,
+		Webhooks:          s.Webhooks,
 		MemberlistKey:     memberlistKey,
 		Controller:        newPodData(s.Images.Controller, s.Controller, nil),
 		Speaker:           newPodData(s.Images.Speaker, s.Speaker, controlPlaneTolerations),
@@ -110,13 +116,12 @@ func Render(s Settings, memberlistKey string) ([]*unstructured.Unstructured, err
 		return nil, err
 	}
 	for _, o := range objs {
-		labels := o.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
+		l := o.GetLabels()
+		if l == nil {
+			l = map[string]string{}
 		}
-		labels[ManagedByLabel] = ManagedBy
-		labels[PartOfLabel] = PartOf
-		o.SetLabels(labels)
+		maps.Copy(l, ownership)
+		o.SetLabels(l)
 	}
 	return objs, nil
 }

@@ -18,8 +18,9 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 // scenario is one set of inputs the golden and dry-run tests render.
 type scenario struct {
-	name string
-	env  map[string]string // the operator's environment; unset variables keep defaults
+	name       string
+	env        map[string]string // the operator's environment; unset variables keep defaults
+	noWebhooks bool              // the operator runs with --metallb-webhooks=false
 }
 
 // scenarios are rendered from testdata/scenarios/<name>.yaml (a MetalLB object),
@@ -32,6 +33,7 @@ var scenarios = []scenario{
 	{name: "load-balancer-class"},
 	{name: "max-unavailable-10-percent"},
 	{name: "upstream-operator-object"},
+	{name: "webhooks-disabled", noWebhooks: true},
 	{name: "custom-images", env: map[string]string{
 		ControllerImageEnv: "registry.example.com/metallb/controller@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 		SpeakerImageEnv:    "registry.example.com/metallb/speaker:v0.16.1-patched",
@@ -46,7 +48,7 @@ func (sc scenario) render(t testing.TB) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := SettingsFor(DefaultNamespace, images, sc.object(t))
+	s, err := SettingsFor(Environment{Namespace: DefaultNamespace, Images: images, Webhooks: !sc.noWebhooks}, sc.object(t))
 	if err != nil {
 		t.Fatal(err)
 	}

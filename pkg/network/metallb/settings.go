@@ -15,8 +15,7 @@ import (
 // Settings is everything that shapes MetalLB's manifests. It is built from the
 // MetalLB tuning object (or its absence) and the operator's environment.
 type Settings struct {
-	Namespace         string
-	Images            Images
+	Environment
 	LogLevel          v1beta1.LogLevel
 	LoadBalancerClass string
 	BGPBackend        v1beta1.BGPBackend
@@ -24,6 +23,16 @@ type Settings struct {
 	Speaker           Component
 	// MaxUnavailable paces the speaker DaemonSet's rolling updates.
 	MaxUnavailable intstr.IntOrString
+}
+
+// Environment is what the operator's flags and environment decide, as opposed
+// to the tuning object.
+type Environment struct {
+	Namespace string
+	Images    Images
+	// Webhooks has the controller serve MetalLB's validating webhooks. Without
+	// them MetalLB's objects are checked by nothing but their CRDs' schemas.
+	Webhooks bool
 }
 
 // Component is what the user may set for the pods of the controller or the speakers.
@@ -43,10 +52,9 @@ const DefaultNamespace = "metallb-system"
 // SettingsFor returns the settings for a MetalLB tuning object; nil means
 // there is none, and every setting keeps MetalLB's default. The result is
 // validated: an error names each invalid field of the object.
-func SettingsFor(namespace string, images Images, obj *v1beta1.MetalLB) (Settings, error) {
+func SettingsFor(env Environment, obj *v1beta1.MetalLB) (Settings, error) {
 	s := Settings{
-		Namespace:      namespace,
-		Images:         images,
+		Environment:    env,
 		LogLevel:       v1beta1.LogLevelInfo,
 		BGPBackend:     v1beta1.BGPBackendNative,
 		MaxUnavailable: intstr.FromInt32(1),

@@ -55,7 +55,7 @@ func TestBadSettingsNameTheField(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := SettingsFor(DefaultNamespace, images, obj)
+			s, err := SettingsFor(Environment{Namespace: DefaultNamespace, Images: images, Webhooks: true}, obj)
 			if err == nil {
 				t.Fatalf("settings accepted: %+v", s)
 			}
@@ -118,7 +118,7 @@ func TestMemberlistSecretIsCreateOnlyWithTheKey(t *testing.T) {
 		t.Fatal("two keys are the same")
 	}
 	images, _ := ImagesFromEnv(func(string) string { return "" }, "1.0.0")
-	s, err := SettingsFor(DefaultNamespace, images, nil)
+	s, err := SettingsFor(Environment{Namespace: DefaultNamespace, Images: images, Webhooks: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
 var clusterObject = client.ObjectKey{Namespace: DefaultNamespace, Name: ObjectName}
@@ -78,7 +79,7 @@ var badInputs = []struct {
 // message naming the field; in both cases the workloads in the cluster stay
 // exactly as they were, byte for byte.
 func TestBadInputLeavesWorkloadsUnchanged(t *testing.T) {
-	m := startModule(t)
+	m := startModule(t, testenv.Options{}, testOptions())
 
 	// The starting point is an object written for the upstream metallb-operator,
 	// created as it is: the API server and the operator accept it, and it places
@@ -129,7 +130,7 @@ func TestBadInputLeavesWorkloadsUnchanged(t *testing.T) {
 
 // Only metallb-system/metallb counts: others are told so and change nothing.
 func TestOtherMetalLBObjectsAreIgnored(t *testing.T) {
-	m := startModule(t)
+	m := startModule(t, testenv.Options{}, testOptions())
 	ctx := t.Context()
 	if err := m.client.Create(ctx, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName}}); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,117 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Foreign is an object the applier would write that exists but is not owned:
+// something else created it.
+type Foreign struct {
+	Object *unstructured.Unstructured
+	// Managers are the field managers that wrote it, such as "helm" or "kubectl".
+	Managers []string
+}
+
+func (f Foreign) String() string {
+	return fmt.Sprintf("%s (written by %s)", Describe(f.Object), orUnknown(f.Managers))
+}
+
+// Foreign returns those of objs that exist in the cluster without the ownership
+// labels, asking the API server directly: a cache of owned objects holds none.
+func (a *Applier) Foreign(ctx context.Context, objs []*unstructured.Unstructured, ownership labels.Set) ([]Foreign, error) {
+	reader := a.APIReader
+	if reader == nil {
+		reader = a.Client
+	}
+	var foreign []Foreign
+	for _, o := range objs {
+		cached := &unstructured.Unstructured{}
+		cached.SetGroupVersionKind(o.GroupVersionKind())
+		err := a.Client.Get(ctx, client.ObjectKeyFromObject(o), cached)
+		if err == nil && ownership.AsSelector().Matches(labels.Set(cached.GetLabels())) {
+			continue
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+		live := &metav1.PartialObjectMetadata{}
+		live.SetGroupVersionKind(o.GroupVersionKind())
+		err = reader.Get(ctx, client.ObjectKeyFromObject(o), live)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !ownership.AsSelector().Matches(labels.Set(live.Labels)) {
+			foreign = append(foreign, Foreign{Object: o, Managers: managers(live)})
+		}
+	}
+	return foreign, nil
+}
+
+// Prune deletes the objects of kinds that carry the ownership labels but are
+// not among desired, except those keep protects. Kinds are given in apply
+// order and deleted in reverse, so that what depends on others goes first.
+func (a *Applier) Prune(ctx context.Context, kinds []schema.GroupVersionKind, ownership labels.Set,
+	desired []*unstructured.Unstructured, keep func(*unstructured.Unstructured) bool) ([]*unstructured.Unstructured, error) {
+	wanted := map[string]bool{}
+	for _, o := range desired {
+		wanted[identity(o)] = true
+	}
+	var deleted []*unstructured.Unstructured
+	for _, gvk := range slices.Backward(kinds) {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := a.Client.List(ctx, list, client.MatchingLabels(ownership)); err != nil {
+			return deleted, fmt.Errorf("listing %s to prune: %w", gvk.Kind, err)
+		}
+		for i := range list.Items {
+			o := &list.Items[i]
+			o.SetGroupVersionKind(gvk)
+			if wanted[identity(o)] || keep(o) || o.GetDeletionTimestamp() != nil {
+				continue
+			}
+			err := a.Client.Delete(ctx, o, client.Preconditions{UID: new(o.GetUID())}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+			if client.IgnoreNotFound(err) != nil {
+				return deleted, fmt.Errorf("pruning %s: %w", Describe(o), err)
+			}
+			deleted = append(deleted, o)
+		}
+	}
+	return deleted, nil
+}
+
+func identity(o *unstructured.Unstructured) string {
+	return o.GroupVersionKind().GroupKind().String() + "/" + o.GetNamespace() + "/" + o.GetName()
+}
+
+func managers(o *metav1.PartialObjectMetadata) []string {
+	var names []string
+	for _, m := range o.ManagedFields {
+		if !slices.Contains(names, m.Manager) {
+			names = append(names, m.Manager)
+		}
+	}
+	return names
+}
+
+func orUnknown(names []string) string {
+	if len(names) == 0 {
+		return "an unknown manager"
+	}
+	s := names[0]
+	for _, n := range names[1:] {
+		s += ", " + n
+	}
+	return s
+}

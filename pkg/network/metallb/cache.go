@@ -1,0 +1,60 @@
+package metallb
+
+import (
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+)
+
+// ConfigureManager sets the manager options the module needs. The cache holds,
+// of the kinds the module owns, only its own objects (not every Secret or Role
+// of the cluster), and of Nodes only what tells the platform; the module reads
+// what it owns as unstructured objects, from that cache too.
+func ConfigureManager(opts *manager.Options, env Environment) error {
+	byObject, err := cacheByObject(env)
+	if err != nil {
+		return err
+	}
+	if opts.Cache.ByObject == nil {
+		opts.Cache.ByObject = map[client.Object]cache.ByObject{}
+	}
+	maps.Copy(opts.Cache.ByObject, byObject)
+	if opts.Client.Cache == nil {
+		opts.Client.Cache = &client.CacheOptions{}
+	}
+	opts.Client.Cache.Unstructured = true
+	return nil
+}
+
+func cacheByObject(env Environment) (map[client.Object]cache.ByObject, error) {
+	kinds, err := ownedKinds(env)
+	if err != nil {
+		return nil, err
+	}
+	selector := ownership.AsSelector()
+	byObject := map[client.Object]cache.ByObject{
+		&corev1.Node{}: {Transform: nodePlatformOnly},
+	}
+	for _, gvk := range kinds {
+		byObject[ownedObject(gvk)] = cache.ByObject{Label: selector}
+	}
+	return byObject, nil
+}
+
+// nodePlatformOnly keeps of a Node its name and provider ID: the rest, status
+// and image lists above all, would cost memory for nothing.
+func nodePlatformOnly(obj any) (any, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	return &corev1.Node{
+		TypeMeta:   n.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion},
+		Spec:       corev1.NodeSpec{ProviderID: n.Spec.ProviderID},
+	}, nil
+}

@@ -1,0 +1,203 @@
+package metallb
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+)
+
+// The whole life of MetalLB on a bare-metal cluster of three kwok nodes: the
+// CRDs come first, a pool brings MetalLB, whatever is deleted or edited comes
+// back, and when the last pool goes MetalLB goes, keeping the user's data and
+// the memberlist key for the next time.
+func TestActivationRepairAndDeactivation(t *testing.T) {
+	m := startModule(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(3)}, testOptions())
+	ctx := t.Context()
+
+	// No configuration: the CRDs and the namespace, nothing else.
+	waitFor(t, "MetalLB's CRDs", 30*time.Second, func(ctx context.Context) (bool, error) {
+		return m.crdCount(ctx) == 9, nil
+	})
+	m.assertAbsentFor(t, time.Second, "Deployment/controller", "DaemonSet/speaker", "Secret/memberlist")
+
+	// A pool in another namespace changes nothing, and is told why.
+	m.createPool(t, "default", "elsewhere")
+	m.waitEvent(t, "default", "elsewhere", "Ignored", "IPAddressPool default/elsewhere is outside metallb-system and is ignored")
+	m.assertAbsentFor(t, 500*time.Millisecond, "Deployment/controller", "DaemonSet/speaker")
+
+	// A pool in MetalLB's namespace brings MetalLB: a speaker on every node.
+	pool := m.createPool(t, DefaultNamespace, "pool1")
+	m.waitSpeakers(t, 3)
+	key := m.memberlistKey(t)
+	m.waitEvent(t, DefaultNamespace, "memberlist", "MemberlistKeyGenerated", "Generated the speakers' memberlist key")
+
+	// Drift is repaired: a deleted DaemonSet, an edited controller image.
+	ds := m.get(t, daemonSetGVK, DefaultNamespace, "speaker")
+	if err := m.client.Delete(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	waitFor(t, "the speaker DaemonSet restored", 5*time.Second, func(context.Context) (bool, error) {
+		o := m.get(t, daemonSetGVK, DefaultNamespace, "speaker")
+		return o != nil && o.GetUID() != ds.GetUID(), nil
+	})
+	t.Logf("deleted speaker DaemonSet restored in %s", time.Since(start).Round(time.Millisecond))
+
+	edit := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"controller","image":"registry.example.com/not-metallb:1"}]}}}}`)
+	dep := m.get(t, deploymentGVK, DefaultNamespace, "controller")
+	if err := m.client.Patch(ctx, dep, client.RawPatch(types.StrategicMergePatchType, edit), client.FieldOwner("kubectl-edit")); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	waitFor(t, "the controller image restored", 5*time.Second, func(context.Context) (bool, error) {
+		o := m.get(t, deploymentGVK, DefaultNamespace, "controller")
+		return strings.Contains(containerImage(o), "quay.io/metallb/controller:"), nil
+	})
+	t.Logf("edited controller image restored in %s", time.Since(start).Round(time.Millisecond))
+
+	// A deleted memberlist Secret comes back, with a new key only because the
+	// old one was gone, and an Event says what to do about it.
+	if err := m.client.Delete(ctx, m.get(t, secretGVK, DefaultNamespace, "memberlist")); err != nil {
+		t.Fatal(err)
+	}
+	m.waitEvent(t, DefaultNamespace, "memberlist", "MemberlistKeyRegenerated", "kubectl rollout restart daemonset/speaker -n metallb-system")
+	newKey := m.memberlistKey(t)
+	if newKey == key {
+		t.Error("the restored memberlist Secret has the deleted one's key")
+	}
+
+	// The last pool goes: so do the workloads and the Services; the CRDs, the
+	// namespace and the key stay.
+	if err := m.client.Delete(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "MetalLB deactivated", 10*time.Second, func(ctx context.Context) (bool, error) {
+		var services corev1.ServiceList
+		err := m.client.List(ctx, &services, client.InNamespace(DefaultNamespace))
+		return err == nil && len(services.Items) == 0 &&
+			m.get(t, deploymentGVK, DefaultNamespace, "controller") == nil &&
+			m.get(t, daemonSetGVK, DefaultNamespace, "speaker") == nil, err
+	})
+	if n := m.crdCount(ctx); n != 9 {
+		t.Errorf("%d of MetalLB's 9 CRDs left after deactivation", n)
+	}
+	if m.get(t, poolGVK, "default", "elsewhere") == nil {
+		t.Error("the pool in the default namespace was deleted")
+	}
+	if got := m.memberlistKey(t); got != newKey {
+		t.Error("the memberlist key changed on deactivation")
+	}
+
+	// Back again: the same key.
+	m.createPool(t, DefaultNamespace, "pool2")
+	m.waitSpeakers(t, 3)
+	if got := m.memberlistKey(t); got != newKey {
+		t.Error("reactivation did not reuse the memberlist key")
+	}
+}
+
+// containerImage is the image of a workload's first container.
+func containerImage(o *unstructured.Unstructured) string {
+	if o == nil {
+		return ""
+	}
+	containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+	image, _ := containers[0].(map[string]any)["image"].(string)
+	return image
+}
+
+// waitSpeakers waits until the speaker DaemonSet runs a ready pod on n nodes
+// and the controller Deployment exists.
+func (m *moduleEnv) waitSpeakers(t *testing.T, n int64) {
+	t.Helper()
+	waitFor(t, "speakers on every node", 30*time.Second, func(context.Context) (bool, error) {
+		ds := m.get(t, daemonSetGVK, DefaultNamespace, "speaker")
+		if ds == nil || m.get(t, deploymentGVK, DefaultNamespace, "controller") == nil {
+			return false, nil
+		}
+		ready, _, _ := unstructured.NestedInt64(ds.Object, "status", "numberReady")
+		return ready == n, nil
+	})
+}
+
+func (m *moduleEnv) memberlistKey(t *testing.T) string {
+	t.Helper()
+	var key string
+	waitFor(t, "the memberlist Secret", 10*time.Second, func(context.Context) (bool, error) {
+		s := m.get(t, secretGVK, DefaultNamespace, "memberlist")
+		if s == nil {
+			return false, nil
+		}
+		key, _, _ = unstructured.NestedString(s.Object, "data", "secretkey")
+		return key != "", nil
+	})
+	return key
+}
+
+func (m *moduleEnv) crdCount(ctx context.Context) int {
+	var crds apiextensionsv1.CustomResourceDefinitionList
+	if err := m.client.List(ctx, &crds); err != nil {
+		return -1
+	}
+	n := 0
+	for _, c := range crds.Items {
+		if c.Spec.Group == "metallb.io" && c.Name != "metallbs.metallb.io" {
+			n++
+		}
+	}
+	return n
+}
+
+var gvkOfKind = map[string]schema.GroupVersionKind{"Deployment": deploymentGVK, "DaemonSet": daemonSetGVK, "Secret": secretGVK}
+
+// assertAbsentFor checks that none of the objects ("Kind/name" in MetalLB's
+// namespace) appears for d.
+func (m *moduleEnv) assertAbsentFor(t *testing.T, d time.Duration, objects ...string) {
+	t.Helper()
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		for _, o := range objects {
+			kind, name, _ := strings.Cut(o, "/")
+			if m.get(t, gvkOfKind[kind], DefaultNamespace, name) != nil {
+				t.Fatalf("%s exists, but MetalLB was not asked for", o)
+			}
+		}
+	}
+}
+
+// waitEvent waits for an Event on the named object with the reason and a note
+// containing want.
+func (m *moduleEnv) waitEvent(t *testing.T, namespace, name, reason, want string) {
+	t.Helper()
+	var seen []string
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		var events corev1.EventList
+		if err := m.client.List(ctx, &events, client.InNamespace(namespace)); err != nil {
+			return false, err
+		}
+		seen = seen[:0]
+		for _, e := range events.Items {
+			if e.InvolvedObject.Name != name {
+				continue
+			}
+			seen = append(seen, e.Reason+": "+e.Message)
+			if e.Reason == reason && strings.Contains(e.Message, want) {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("no Event %s saying %q on %s/%s; its Events: %q", reason, want, namespace, name, seen)
+	}
+}

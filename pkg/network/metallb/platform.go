@@ -1,0 +1,96 @@
+package metallb
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	configv1 "github.com/openshift/api/config/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// DefaultAllowedPlatforms are the platforms MetalLB runs on unless told
+// otherwise: where no cloud hands out load-balancer addresses.
+var DefaultAllowedPlatforms = []string{string(configv1.BareMetalPlatformType), string(configv1.NonePlatformType)}
+
+// Platform is what the cluster runs on, and how that was found out.
+type Platform struct {
+	Type   string // an OpenShift platform type: "BareMetal", "None", "AWS", ...
+	Source string // for messages: "--platform", "Infrastructure cluster", "node n1's provider ID aws:///..."
+}
+
+// cloudProviders maps the scheme of a Node's spec.providerID to the platform of
+// cloud controller managers that set it; these clouds hand out load-balancer
+// addresses themselves.
+var cloudProviders = map[string]configv1.PlatformType{
+	"aws":          configv1.AWSPlatformType,
+	"gce":          configv1.GCPPlatformType,
+	"azure":        configv1.AzurePlatformType,
+	"openstack":    configv1.OpenStackPlatformType,
+	"vsphere":      configv1.VSpherePlatformType,
+	"ibm":          configv1.IBMCloudPlatformType,
+	"ibmcloud":     configv1.IBMCloudPlatformType,
+	"ibmpowervs":   configv1.PowerVSPlatformType,
+	"kubevirt":     configv1.KubevirtPlatformType,
+	"alicloud":     configv1.AlibabaCloudPlatformType,
+	"nutanix":      configv1.NutanixPlatformType,
+	"ovirt":        configv1.OvirtPlatformType,
+	"equinixmetal": configv1.EquinixMetalPlatformType,
+	"packet":       configv1.EquinixMetalPlatformType,
+	"libvirt":      configv1.LibvirtPlatformType,
+}
+
+// bareMetalProviders are provider ID schemes of clusters that hand out no
+// load-balancer addresses: local distributions and bare-metal provisioners.
+var bareMetalProviders = []string{"kind", "k3s", "rke2", "metal3", "baremetal", "docker", "talos", "kwok"}
+
+// detectPlatform finds the platform: from the Infrastructure object on
+// OpenShift, else from the Nodes' provider IDs.
+func detectPlatform(ctx context.Context, c client.Reader, openshift bool) (Platform, error) {
+	if openshift {
+		infra := &configv1.Infrastructure{}
+		err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, infra)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return Platform{}, err
+		}
+		if err == nil && infra.Status.PlatformStatus != nil && infra.Status.PlatformStatus.Type != "" {
+			return Platform{Type: string(infra.Status.PlatformStatus.Type), Source: "Infrastructure cluster"}, nil
+		}
+	}
+	var nodes corev1.NodeList
+	if err := c.List(ctx, &nodes); err != nil {
+		return Platform{}, err
+	}
+	return platformOfNodes(nodes.Items), nil
+}
+
+// platformOfNodes infers the platform from the Nodes' provider IDs: a cloud if
+// any node names one, else bare metal, or None when no node names a provider.
+func platformOfNodes(nodes []corev1.Node) Platform {
+	slices.SortFunc(nodes, func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
+	var bareMetal *corev1.Node
+	for i := range nodes {
+		n := &nodes[i]
+		scheme, _, found := strings.Cut(n.Spec.ProviderID, "://")
+		if !found || scheme == "" {
+			continue
+		}
+		source := fmt.Sprintf("node %s's provider ID %s", n.Name, n.Spec.ProviderID)
+		if cloud, ok := cloudProviders[scheme]; ok {
+			return Platform{Type: string(cloud), Source: source}
+		}
+		if !slices.Contains(bareMetalProviders, scheme) {
+			return Platform{Type: string(configv1.ExternalPlatformType), Source: source + ", an unknown provider"}
+		}
+		if bareMetal == nil {
+			bareMetal = n
+		}
+	}
+	if bareMetal != nil {
+		return Platform{Type: string(configv1.BareMetalPlatformType), Source: fmt.Sprintf("node %s's provider ID %s", bareMetal.Name, bareMetal.Spec.ProviderID)}
+	}
+	return Platform{Type: string(configv1.NonePlatformType), Source: "no node names a cloud provider"}
+}
