@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,9 +28,9 @@ const establishedTimeout = 30 * time.Second
 // only when the live object differs from what it would write.
 type Applier struct {
 	// Client writes, and reads the objects the applier owns; its reads may come
-	// from a cache.
+	// from a cache that holds only those.
 	Client client.Client
-	// APIReader reads objects a cache of owned objects would not hold. Nil
+	// APIReader reads, for Foreign, objects such a cache would not hold. Nil
 	// means Client.
 	APIReader  client.Reader
 	FieldOwner string
@@ -44,22 +45,53 @@ type Change struct {
 	Created bool
 }
 
-// Apply writes objs in order, skipping those already as desired. A create-only
-// object is created when missing and otherwise left alone. After a
-// CustomResourceDefinition the next object waits until it is Established, so
-// that custom resources that follow can be written.
+// concurrentWrites bounds the writes Apply makes at once.
+const concurrentWrites = 8
+
+// Apply writes objs in order, skipping those already as desired. Objects of one
+// kind that follow each other do not depend on each other, and are written
+// concurrently. A create-only object is created when missing and otherwise
+// left alone. A CustomResourceDefinition is waited for until it is
+// Established, so that custom resources that follow can be written.
 func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured) ([]Change, error) {
 	var changes []Change
-	for _, o := range objs {
-		change, err := a.applyOne(ctx, o)
-		if err != nil {
-			return changes, fmt.Errorf("applying %s: %w", Describe(o), err)
+	for _, run := range runsOfKind(objs) {
+		done := make([]*Change, len(run))
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(concurrentWrites)
+		for i, o := range run {
+			g.Go(func() error {
+				change, err := a.applyOne(gctx, o)
+				if err != nil {
+					return fmt.Errorf("applying %s: %w", Describe(o), err)
+				}
+				done[i] = change
+				return nil
+			})
 		}
-		if change != nil {
-			changes = append(changes, *change)
+		err := g.Wait()
+		for _, c := range done {
+			if c != nil {
+				changes = append(changes, *c)
+			}
+		}
+		if err != nil {
+			return changes, err
 		}
 	}
 	return changes, nil
+}
+
+// runsOfKind cuts objs into runs of consecutive objects of one kind.
+func runsOfKind(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
+	var runs [][]*unstructured.Unstructured
+	for i, o := range objs {
+		if i == 0 || o.GroupVersionKind() != objs[i-1].GroupVersionKind() {
+			runs = append(runs, nil)
+		}
+		runs[len(runs)-1] = append(runs[len(runs)-1], o)
+	}
+	return runs
 }
 
 func (a *Applier) applyOne(ctx context.Context, desired *unstructured.Unstructured) (*Change, error) {
@@ -92,17 +124,12 @@ func (a *Applier) applyOne(ctx context.Context, desired *unstructured.Unstructur
 	return &Change{Object: desired, Created: live == nil}, nil
 }
 
-// live returns the object as the cluster holds it, or nil if it does not exist.
-// A miss in a cache of owned objects is confirmed with the API server, which
-// also sees objects the cache filters out.
+// live returns the object as Client sees it, or nil if it does not. A miss in
+// a cache that lags behind means a write that changes nothing, not a wrong one.
 func (a *Applier) live(ctx context.Context, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(desired.GroupVersionKind())
-	key := client.ObjectKeyFromObject(desired)
-	err := a.Client.Get(ctx, key, live)
-	if apierrors.IsNotFound(err) && a.APIReader != nil {
-		err = a.APIReader.Get(ctx, key, live)
-	}
+	err := a.Client.Get(ctx, client.ObjectKeyFromObject(desired), live)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,38 +26,60 @@ func (f Foreign) String() string {
 	return fmt.Sprintf("%s (written by %s)", Describe(f.Object), orUnknown(f.Managers))
 }
 
+// foreignLookups bounds the API requests Foreign makes at once.
+const foreignLookups = 8
+
 // Foreign returns those of objs that exist in the cluster without the ownership
-// labels, asking the API server directly: a cache of owned objects holds none.
+// labels. Objects a cache of owned objects misses are looked up with the API
+// server, several at a time.
 func (a *Applier) Foreign(ctx context.Context, objs []*unstructured.Unstructured, ownership labels.Set) ([]Foreign, error) {
+	found := make([]*Foreign, len(objs))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(foreignLookups)
+	for i, o := range objs {
+		g.Go(func() error {
+			f, err := a.foreign(ctx, o, ownership)
+			found[i] = f
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var foreign []Foreign
+	for _, f := range found {
+		if f != nil {
+			foreign = append(foreign, *f)
+		}
+	}
+	return foreign, nil
+}
+
+func (a *Applier) foreign(ctx context.Context, o *unstructured.Unstructured, ownership labels.Set) (*Foreign, error) {
+	owned := ownership.AsSelector()
+	cached := &unstructured.Unstructured{}
+	cached.SetGroupVersionKind(o.GroupVersionKind())
+	err := a.Client.Get(ctx, client.ObjectKeyFromObject(o), cached)
+	if err == nil && owned.Matches(labels.Set(cached.GetLabels())) {
+		return nil, nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
 	reader := a.APIReader
 	if reader == nil {
 		reader = a.Client
 	}
-	var foreign []Foreign
-	for _, o := range objs {
-		cached := &unstructured.Unstructured{}
-		cached.SetGroupVersionKind(o.GroupVersionKind())
-		err := a.Client.Get(ctx, client.ObjectKeyFromObject(o), cached)
-		if err == nil && ownership.AsSelector().Matches(labels.Set(cached.GetLabels())) {
-			continue
-		}
-		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, err
-		}
-		live := &metav1.PartialObjectMetadata{}
-		live.SetGroupVersionKind(o.GroupVersionKind())
-		err = reader.Get(ctx, client.ObjectKeyFromObject(o), live)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !ownership.AsSelector().Matches(labels.Set(live.Labels)) {
-			foreign = append(foreign, Foreign{Object: o, Managers: managers(live)})
-		}
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(o.GroupVersionKind())
+	err = reader.Get(ctx, client.ObjectKeyFromObject(o), live)
+	if apierrors.IsNotFound(err) || (err == nil && owned.Matches(labels.Set(live.Labels))) {
+		return nil, nil
 	}
-	return foreign, nil
+	if err != nil {
+		return nil, err
+	}
+	return &Foreign{Object: o, Managers: managers(live)}, nil
 }
 
 // Prune deletes the objects of kinds that carry the ownership labels but are

@@ -161,6 +161,12 @@ func (r *Reconciler) reconcile(ctx context.Context, st *state) error {
 	}
 	applier := &apply.Applier{Client: r.client, APIReader: r.apiReader, FieldOwner: FieldOwner}
 
+	// The namespace is shared with whoever created it; owning it (its labels)
+	// lets the module hear of changes to it, the adoption annotation among them.
+	namespace := onlyKinds(desired, "Namespace")
+	if _, err := applier.Apply(ctx, namespace); err != nil {
+		return err
+	}
 	// Another installation's objects are never overwritten, unless adopted.
 	adopt, err := r.adoptionAllowed(ctx, settings.Namespace)
 	if err != nil {
@@ -289,12 +295,11 @@ func (r *Reconciler) checkReferences(ctx context.Context, s Settings) error {
 
 // adoptionAllowed tells whether the namespace carries AdoptAnnotation.
 func (r *Reconciler) adoptionAllowed(ctx context.Context, namespace string) (bool, error) {
-	ns := &corev1.Namespace{}
-	err := r.apiReader.Get(ctx, client.ObjectKey{Name: namespace}, ns)
-	if err != nil {
+	ns := ownedObject(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	if err := r.client.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
-	return ns.Annotations[AdoptAnnotation] == "true", nil
+	return ns.GetAnnotations()[AdoptAnnotation] == "true", nil
 }
 
 // gateWebhooks leaves the webhook configuration out of desired until the

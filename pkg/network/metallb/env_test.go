@@ -61,12 +61,12 @@ func testOptions() Options {
 }
 
 // startModule starts a control plane, and the module against it with opts.
-func startModule(t *testing.T, envOpts testenv.Options, opts Options) *moduleEnv {
+func startModule(t testing.TB, envOpts testenv.Options, opts Options) *moduleEnv {
 	t.Helper()
 	env := testenv.New(t, envOpts)
 	m := &moduleEnv{Env: env}
 	var err error
-	if m.client, err = client.New(env.Config, client.Options{Scheme: testScheme}); err != nil {
+	if m.client, err = newTestClient(env); err != nil {
 		t.Fatal(err)
 	}
 	if err := InstallAPI(t.Context(), m.client); err != nil {
@@ -79,8 +79,27 @@ func startModule(t *testing.T, envOpts testenv.Options, opts Options) *moduleEnv
 	return m
 }
 
+func newTestClient(env *testenv.Env) (client.Client, error) {
+	return client.New(env.Config, client.Options{Scheme: testScheme})
+}
+
+// toUnstructured converts a typed object that knows its kind.
+func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	gvks, _, err := testScheme.ObjectKinds(obj)
+	if err != nil {
+		return nil, err
+	}
+	u.SetGroupVersionKind(gvks[0])
+	return u, nil
+}
+
 // run runs the module until stop is called or the test ends.
-func (m *moduleEnv) run(t *testing.T, opts Options) {
+func (m *moduleEnv) run(t testing.TB, opts Options) {
 	t.Helper()
 	cfg := rest.CopyConfig(m.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
@@ -95,7 +114,7 @@ func (m *moduleEnv) run(t *testing.T, opts Options) {
 		Scheme:                 testScheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Logger:                 testr.NewWithOptions(t, testr.Options{Verbosity: 1}),
+		Logger:                 testr.NewWithInterface(t, testr.Options{Verbosity: 1}),
 		Controller:             config.Controller{SkipNameValidation: new(true)}, // one manager per test
 	}
 	if err := ConfigureManager(&mo, opts.Environment); err != nil {
@@ -153,7 +172,7 @@ func (m *moduleEnv) waitDegraded(t *testing.T, key client.ObjectKey, ok func(met
 }
 
 // waitFor polls cond until it holds.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func(ctx context.Context) (bool, error)) {
+func waitFor(t testing.TB, what string, timeout time.Duration, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
 	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, timeout, true, cond); err != nil {
 		t.Fatalf("%s: %v", what, err)
@@ -161,7 +180,7 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func(ctx con
 }
 
 // get reads an object as unstructured; nil when it does not exist.
-func (m *moduleEnv) get(t *testing.T, gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
+func (m *moduleEnv) get(t testing.TB, gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
 	t.Helper()
 	o := &unstructured.Unstructured{}
 	o.SetGroupVersionKind(gvk)
@@ -176,14 +195,15 @@ func (m *moduleEnv) get(t *testing.T, gvk schema.GroupVersionKind, namespace, na
 }
 
 var (
-	deploymentGVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
-	daemonSetGVK  = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}
-	secretGVK     = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
-	poolGVK       = schema.GroupVersionKind{Group: "metallb.io", Version: "v1beta1", Kind: "IPAddressPool"}
+	deploymentGVK     = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	daemonSetGVK      = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}
+	secretGVK         = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
+	serviceAccountGVK = schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}
+	poolGVK           = schema.GroupVersionKind{Group: "metallb.io", Version: "v1beta1", Kind: "IPAddressPool"}
 )
 
 // createPool creates an IPAddressPool, as a user activating MetalLB would.
-func (m *moduleEnv) createPool(t *testing.T, namespace, name string) *unstructured.Unstructured {
+func (m *moduleEnv) createPool(t testing.TB, namespace, name string) *unstructured.Unstructured {
 	t.Helper()
 	pool := &unstructured.Unstructured{}
 	pool.SetGroupVersionKind(poolGVK)

@@ -145,6 +145,16 @@ func (m *moduleEnv) memberlistKey(t *testing.T) string {
 	return key
 }
 
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established {
+			return c.Status == apiextensionsv1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// crdCount counts MetalLB's own CRDs that are Established.
 func (m *moduleEnv) crdCount(ctx context.Context) int {
 	var crds apiextensionsv1.CustomResourceDefinitionList
 	if err := m.client.List(ctx, &crds); err != nil {
@@ -152,7 +162,7 @@ func (m *moduleEnv) crdCount(ctx context.Context) int {
 	}
 	n := 0
 	for _, c := range crds.Items {
-		if c.Spec.Group == "metallb.io" && c.Name != "metallbs.metallb.io" {
+		if c.Spec.Group == "metallb.io" && c.Name != "metallbs.metallb.io" && established(&c) {
 			n++
 		}
 	}

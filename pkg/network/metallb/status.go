@@ -154,7 +154,12 @@ func sameSpec(recorded *runtime.RawExtension, spec *v1beta1.MetalLBSpec) bool {
 // MetalLB is not deployed for it.
 func (r *Reconciler) tellPlatform(ctx context.Context, st *state) error {
 	found, err := r.configObjects(ctx, r.opts.Namespace)
-	if err != nil && !meta.IsNoMatchError(err) {
+	if meta.IsNoMatchError(err) {
+		err = nil // MetalLB's CRDs are not installed: users cannot configure it
+	} else if err == nil {
+		err = r.startConfigWatches() // they are: hear of new configuration
+	}
+	if err != nil {
 		return err
 	}
 	note := platformMessage(st.platform, r.opts.AllowedPlatforms)

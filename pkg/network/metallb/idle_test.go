@@ -1,0 +1,54 @@
+package metallb
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+)
+
+// When nothing changes, the module writes nothing: 100 forced reconciles of an
+// active MetalLB, with a tuning object and a pool outside the namespace (both
+// of which it reports on), make no create, update, patch or delete request.
+func TestIdleModuleWritesNothing(t *testing.T) {
+	m := startModule(t, testenv.Options{}, testOptions())
+	ctx := t.Context()
+	m.waitCRDs(t)
+	m.createPool(t, DefaultNamespace, "pool1")
+	m.createPool(t, "default", "elsewhere")
+	if err := m.client.Create(ctx, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName}}); err != nil {
+		t.Fatal(err)
+	}
+	m.waitSpeakerDaemonSet(t)
+	m.waitDegraded(t, clusterObject, isFalse)
+	m.waitEvent(t, "default", "elsewhere", "Ignored", "is outside metallb-system")
+	if m.writes.Load() == 0 {
+		t.Fatal("no write counted while MetalLB was deployed: the counter does not count")
+	}
+	// Let the watch events of the last writes arrive and be reconciled.
+	settle(t, m)
+
+	before := m.writes.Load()
+	for range 100 {
+		if _, err := m.r.Reconcile(ctx, request); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := m.writes.Load() - before; n != 0 {
+		t.Errorf("100 reconciles of an unchanged cluster made %d mutating requests, want 0", n)
+	}
+}
+
+// settle waits until a second passes without a write.
+func settle(t *testing.T, m *moduleEnv) {
+	t.Helper()
+	waitFor(t, "no more writes", 30*time.Second, func(context.Context) (bool, error) {
+		n := m.writes.Load()
+		time.Sleep(time.Second)
+		return m.writes.Load() == n, nil
+	})
+}
