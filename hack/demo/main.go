@@ -1,6 +1,7 @@
 // Command demo shows the operator at work on a local control plane that it
 // starts itself (etcd, kube-apiserver, kube-controller-manager, kube-scheduler
-// and kwok with three fake nodes). It runs until Ctrl-C, then stops everything.
+// and kwok with three fake nodes): it takes its Lease, and deploys MetalLB when
+// an IPAddressPool is created. It runs until Ctrl-C, then stops everything.
 package main
 
 import (
@@ -19,8 +20,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	crclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bmlb/cluster-network-operator/pkg/operator"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
@@ -78,10 +81,13 @@ func run(ctx context.Context, binary string) error {
 	if err := showLease(ctx, client); err != nil {
 		return err
 	}
+	if err := showActivation(ctx, env); err != nil {
+		return err
+	}
 
 	kubectl, _ := testenv.Binary("kubectl")
 	step("running; press Ctrl-C to stop. Look around with:")
-	fmt.Printf("    export KUBECONFIG=%s\n    %s get nodes,leases -A\n", env.Kubeconfig, kubectl)
+	fmt.Printf("    export KUBECONFIG=%s\n    %s get nodes,ipaddresspools,daemonsets,pods -A\n", env.Kubeconfig, kubectl)
 	<-ctx.Done()
 	return nil
 }
@@ -95,6 +101,8 @@ func startOperator(binary, kubeconfig string) (*exec.Cmd, error) {
 	cmd := exec.Command(binary, "start", "--kubeconfig="+kubeconfig,
 		"--operator-namespace="+operatorNamespace,
 		"--health-probe-bind-address="+healthAddr, "--metrics-bind-address="+metricsAddr,
+		// kwok's fake nodes run no MetalLB controller to serve the webhooks.
+		"--metallb-webhooks=false",
 		"--log-format=console")
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group: Ctrl-C reaches the demo, which stops it in order.
@@ -149,6 +157,49 @@ func showLease(ctx context.Context, client kubernetes.Interface) error {
 		return errors.New("the operator did not take its leader Lease")
 	}
 	fmt.Printf("    Lease %s/%s held by %s\n", operatorNamespace, operator.LeaseName, holder)
+	return nil
+}
+
+// showActivation creates an IPAddressPool, as a user would, and shows MetalLB
+// appearing: the CRDs were there first, then the controller and a speaker on
+// every node.
+func showActivation(ctx context.Context, env *testenv.Env) error {
+	c, err := crclient.New(env.Config, crclient.Options{})
+	if err != nil {
+		return err
+	}
+	step("the operator installs MetalLB's CRDs; nothing runs until MetalLB is configured")
+	pool := &unstructured.Unstructured{}
+	pool.SetAPIVersion("metallb.io/v1beta1")
+	pool.SetKind("IPAddressPool")
+	pool.SetNamespace("metallb-system")
+	pool.SetName("demo")
+	_ = unstructured.SetNestedStringSlice(pool.Object, []string{"192.0.2.100-192.0.2.110"}, "spec", "addresses")
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		return c.Create(ctx, pool) == nil, nil // once the CRD is served
+	})
+	if err != nil {
+		return fmt.Errorf("creating the IPAddressPool: %v", err)
+	}
+	step("created IPAddressPool metallb-system/demo (192.0.2.100-192.0.2.110): the operator deploys MetalLB")
+	client := kubernetes.NewForConfigOrDie(env.Config)
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		ds, err := client.AppsV1().DaemonSets("metallb-system").Get(ctx, "speaker", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		return ds.Status.NumberReady == 3, nil
+	})
+	if err != nil {
+		return errors.New("MetalLB did not come up")
+	}
+	pods, err := client.CoreV1().Pods("metallb-system").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, p := range pods.Items {
+		fmt.Printf("    pod %-28s on %-7s %s\n", p.Name, p.Spec.NodeName, p.Status.Phase)
+	}
 	return nil
 }
 
