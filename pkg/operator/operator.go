@@ -71,6 +71,8 @@ func Run(ctx context.Context, o Options) error {
 		Environment:      metallb.Environment{Namespace: o.Namespace, Images: images, Webhooks: o.MetalLBWebhooks},
 		Platform:         o.Platform,
 		AllowedPlatforms: o.AllowedPlatforms,
+		HungAfter:        o.RolloutHungAfter,
+		ClusterOperator:  o.ClusterOperator,
 	}
 	mgr, err := newManager(cfg, o, module)
 	if err != nil {

@@ -30,6 +30,11 @@ type Options struct {
 	AllowedPlatforms []string
 	// MetalLBWebhooks has MetalLB's controller serve its validating webhooks.
 	MetalLBWebhooks bool
+	// RolloutHungAfter is how long a rollout may make no progress before it is
+	// reported hung.
+	RolloutHungAfter time.Duration
+	// ClusterOperator names the ClusterOperator status is written to.
+	ClusterOperator string
 }
 
 // DefaultOptions are the defaults of the flags.
@@ -45,6 +50,8 @@ func DefaultOptions() Options {
 		LogFormat:         "json",
 		AllowedPlatforms:  metallb.DefaultAllowedPlatforms,
 		MetalLBWebhooks:   true,
+		RolloutHungAfter:  10 * time.Minute,
+		ClusterOperator:   "metallb",
 	}
 }
 
@@ -61,6 +68,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "json or console")
 	fs.StringVar(&o.Platform, "platform", o.Platform, `the platform, such as "BareMetal", instead of detecting it (from the Infrastructure object on OpenShift, else from the Nodes' provider IDs)`)
 	fs.StringSliceVar(&o.AllowedPlatforms, "allowed-platforms", o.AllowedPlatforms, "the platforms MetalLB is deployed on")
+	fs.DurationVar(&o.RolloutHungAfter, "rollout-hung-timeout", o.RolloutHungAfter, "how long a rollout may make no progress before Degraded says RolloutHung")
+	fs.StringVar(&o.ClusterOperator, "cluster-operator-name", o.ClusterOperator, "the ClusterOperator the status is written to, where that API exists (OpenShift)")
 	fs.BoolVar(&o.MetalLBWebhooks, "metallb-webhooks", o.MetalLBWebhooks, "have MetalLB's controller serve its validating webhooks; without them only the CRDs' schemas check MetalLB's objects")
 }
 
@@ -84,6 +93,9 @@ func (o *Options) Validate() error {
 	}
 	if _, ok := logLevels[o.LogLevel]; !ok {
 		return fmt.Errorf("--log-level %q is not one of debug, info, warn, error", o.LogLevel)
+	}
+	if o.RolloutHungAfter <= 0 {
+		return fmt.Errorf("--rollout-hung-timeout %s must be positive", o.RolloutHungAfter)
 	}
 	if len(o.AllowedPlatforms) == 0 {
 		return fmt.Errorf("--allowed-platforms is empty: MetalLB would never be deployed")

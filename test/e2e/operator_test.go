@@ -82,13 +82,13 @@ func TestLeaderElectionHandsOverOnSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	first := startOperator(t, env)
+	first := startOperator(t, env, nil)
 	first.waitReady(t)
 	leader := waitLeaseHolder(t, client, func(string) bool { return true })
 	first.waitLog(t, "Successfully acquired lease")
 	assertJSONLogs(t, first)
 
-	second := startOperator(t, env)
+	second := startOperator(t, env, nil)
 	second.waitReady(t)
 	// Longer than a retry period: the standby has tried and failed to take the Lease.
 	time.Sleep(4 * time.Second)
@@ -120,7 +120,9 @@ type runningOperator struct {
 	done    chan struct{}
 }
 
-func startOperator(t *testing.T, env *testenv.Env) *runningOperator {
+// startOperator runs the operator against env, with extra flags; environ adds
+// environment variables ("RELEASE_VERSION=4.22.0").
+func startOperator(t *testing.T, env *testenv.Env, environ []string, args ...string) *runningOperator {
 	t.Helper()
 	health, metrics := freeAddr(t), freeAddr(t)
 	logFile := filepath.Join(t.TempDir(), "operator.log")
@@ -134,6 +136,8 @@ func startOperator(t *testing.T, env *testenv.Env) *runningOperator {
 		"--operator-namespace="+operatorNamespace,
 		"--health-probe-bind-address="+health,
 		"--metrics-bind-address="+metrics)
+	cmd.Args = append(cmd.Args, args...)
+	cmd.Env = append(cmd.Environ(), environ...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

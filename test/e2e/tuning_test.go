@@ -25,7 +25,7 @@ func TestTuningWithKubectl(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	startOperator(t, env).waitReady(t)
+	startOperator(t, env, nil).waitReady(t)
 
 	kubectl(t, env, "apply", "-f", "../../pkg/network/metallb/testdata/scenarios/log-level-debug.yaml")
 	var table string

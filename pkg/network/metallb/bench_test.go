@@ -7,10 +7,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
@@ -109,4 +111,56 @@ func (w *workloadWatch) waitBoth(b *testing.B, want watch.EventType) {
 func (w *workloadWatch) stop() {
 	w.deployments.Stop()
 	w.daemonSets.Stop()
+}
+
+// BenchmarkVersionReport measures, over upgrades of 10 kwok nodes, the time from
+// the last speaker pod of the new release becoming ready to the new version
+// being reported (goal: p50 under 1 s).
+func BenchmarkVersionReport(b *testing.B) {
+	const nodes = 10
+	m := startModule(b, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(nodes)}, release("v0"))
+	if err := m.client.Create(context.Background(), &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName}}); err != nil {
+		b.Fatal(err)
+	}
+	m.waitStatus(b, "v0", time.Minute)
+	var delays []time.Duration
+	for i := 1; b.Loop(); i++ {
+		version := fmt.Sprintf("v%d", i)
+		w := m.watchUpgrade(b)
+		m.stop()
+		m.run(b, release(version))
+		delays = append(delays, w.versionDelay(b, version, nodes))
+		w.stop()
+		m.waitStatus(b, version, time.Minute)
+	}
+	slices.Sort(delays)
+	b.ReportMetric(float64(delays[len(delays)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(delays[len(delays)-1].Microseconds())/1000, "max-ms")
+}
+
+// versionDelay follows an upgrade to version on n nodes and returns the time
+// from its last speaker becoming ready to the version being reported.
+func (w *upgradeWatch) versionDelay(b *testing.B, version string, n int) time.Duration {
+	var lastReady time.Time
+	timeout := time.After(2 * time.Minute)
+	for {
+		select {
+		case <-timeout:
+			b.Fatalf("version %s not reported within 2 minutes", version)
+		case e := <-w.pods.ResultChan():
+			if pod, ok := e.Object.(*corev1.Pod); ok {
+				w.update(e.Type, pod)
+				if w.updated(version) == n && lastReady.IsZero() {
+					lastReady = time.Now()
+				}
+			}
+		case e := <-w.metallbs.ResultChan():
+			if o, ok := e.Object.(*v1beta1.MetalLB); ok && o.Status.Version == version {
+				if lastReady.IsZero() {
+					b.Fatalf("version %s reported before every speaker ran it", version)
+				}
+				return time.Since(lastReady)
+			}
+		}
+	}
 }

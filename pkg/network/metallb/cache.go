@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -38,6 +39,8 @@ func cacheByObject(env Environment) (map[client.Object]cache.ByObject, error) {
 	selector := ownership.AsSelector()
 	byObject := map[client.Object]cache.ByObject{
 		&corev1.Node{}: {Transform: nodePlatformOnly},
+		// MetalLB's pods, to name the nodes of a hung rollout.
+		&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{"app": "metallb"}), Namespaces: map[string]cache.Config{env.Namespace: {}}},
 	}
 	for _, gvk := range kinds {
 		byObject[ownedObject(gvk)] = cache.ByObject{Label: selector}

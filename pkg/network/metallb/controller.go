@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -30,6 +31,7 @@ import (
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/apply"
+	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
 
 // ObjectName is the name of the one MetalLB tuning object that counts.
@@ -45,6 +47,12 @@ type Options struct {
 	Platform string
 	// AllowedPlatforms are the platforms MetalLB is deployed on.
 	AllowedPlatforms []string
+	// HungAfter is how long a rollout may make no progress before it is
+	// reported hung.
+	HungAfter time.Duration
+	// ClusterOperator names the ClusterOperator the status is written to, when
+	// that API exists.
+	ClusterOperator string
 }
 
 // Reconciler keeps MetalLB as the platform, the user's configuration and the
@@ -58,6 +66,9 @@ type Reconciler struct {
 	opts      Options
 	openshift bool // the Infrastructure API exists
 	kinds     []schema.GroupVersionKind
+
+	clusterOperator *status.ClusterOperator // nil where that API does not exist
+	lastConditions  *status.Conditions      // for Events on transitions
 
 	controller controller.Controller
 	watchMu    sync.Mutex
@@ -82,7 +93,8 @@ func add(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, err = mgr.GetRESTMapper().RESTMapping(configv1.GroupVersion.WithKind("Infrastructure").GroupKind())
+	mapper := mgr.GetRESTMapper()
+	_, err = mapper.RESTMapping(configv1.GroupVersion.WithKind("Infrastructure").GroupKind())
 	r := &Reconciler{
 		client:    mgr.GetClient(),
 		apiReader: mgr.GetAPIReader(),
@@ -92,6 +104,9 @@ func add(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 		openshift: err == nil,
 		kinds:     kinds,
 		watching:  map[schema.GroupVersionKind]bool{},
+	}
+	if _, err := mapper.RESTMapping(configv1.GroupVersion.WithKind("ClusterOperator").GroupKind()); err == nil && opts.ClusterOperator != "" {
+		r.clusterOperator = &status.ClusterOperator{Client: mgr.GetClient(), Name: opts.ClusterOperator, Clock: clock.RealClock{}}
 	}
 	all := handler.EnqueueRequestsFromMapFunc(enqueue)
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -105,6 +120,11 @@ func add(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 		if r.openshift {
 			b = b.Watches(&configv1.Infrastructure{}, all)
 		}
+	}
+	if r.clusterOperator != nil { // recreated if deleted
+		b = b.Watches(&configv1.ClusterOperator{}, all, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetName() == opts.ClusterOperator
+		})))
 	}
 	// Every owned object, so that a deleted or edited one is restored at once.
 	for _, gvk := range kinds {
@@ -137,7 +157,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if err := r.report(ctx, st); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, st.applyErr
+	return reconcile.Result{RequeueAfter: st.requeueAfter}, st.applyErr
 }
 
 // reconcile does the work and records what it found in st; it returns errors
@@ -148,6 +168,9 @@ func (r *Reconciler) reconcile(ctx context.Context, st *state) error {
 		return err
 	}
 	st.allowed = slices.Contains(r.opts.AllowedPlatforms, st.platform.Type)
+	if st.tracking, err = r.loadTracking(ctx, r.opts.Namespace); err != nil {
+		return err
+	}
 	if !st.allowed {
 		// Nothing is applied, and nothing removed: what runs keeps its addresses.
 		return r.tellPlatform(ctx, st)
@@ -155,6 +178,7 @@ func (r *Reconciler) reconcile(ctx context.Context, st *state) error {
 
 	settings, invalid := r.settings(ctx, st.tuning)
 	st.invalid, st.specValid = invalid, invalid == nil && st.tuning != nil
+	st.maxUnavailable = settings.MaxUnavailable
 	desired, err := Render(settings, NewMemberlistKey())
 	if err != nil {
 		return fmt.Errorf("rendering: %w", err)
@@ -203,13 +227,43 @@ func (r *Reconciler) reconcile(ctx context.Context, st *state) error {
 			return err
 		}
 	}
-	changes, err := applier.Apply(ctx, want)
+	writes, err := r.holdSpeakers(ctx, want, settings)
+	if err != nil {
+		return err
+	}
+	changes, err := applier.Apply(ctx, writes)
 	r.tellChanges(changes)
 	if err != nil {
 		return err
 	}
-	_, err = applier.Prune(ctx, r.kinds, ownership, want, neverDeleted)
-	return err
+	// What is held back is still wanted: prune by want, not by what was written.
+	if _, err := applier.Prune(ctx, r.kinds, ownership, want, neverDeleted); err != nil {
+		return err
+	}
+	return r.track(ctx, st, settings)
+}
+
+// track works out how far the rollouts are, keeping the tracking in the
+// cluster, and whether one is hung.
+func (r *Reconciler) track(ctx context.Context, st *state, s Settings) error {
+	prev, err := r.loadTracking(ctx, s.Namespace)
+	if err != nil {
+		return err
+	}
+	if st.rollouts, err = r.rollouts(ctx, s.Namespace); err != nil {
+		return err
+	}
+	now := time.Now()
+	st.tracking = status.Track(prev, s.Images.ReleaseVersion, st.rollouts, now)
+	if stalled := st.tracking.Stalled(now); st.tracking.InFlight() && stalled >= r.opts.HungAfter {
+		st.hung = true
+		if st.hungNodes, err = r.notReadySpeakerNodes(ctx, s.Namespace); err != nil {
+			return err
+		}
+	} else if st.tracking.InFlight() {
+		st.requeueAfter = r.opts.HungAfter - stalled // to notice a rollout that stops moving
+	}
+	return r.saveTracking(ctx, s.Namespace, prev, st.tracking)
 }
 
 // tuningObject returns metallb-system/metallb, or nil, telling every other

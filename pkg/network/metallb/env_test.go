@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
 	configv1 "github.com/openshift/api/config/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +29,11 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
+
+func init() {
+	// Each test's manager logs through the test; nothing else should log.
+	ctrl.SetLogger(logr.Discard())
+}
 
 var testScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
@@ -57,6 +63,8 @@ func testOptions() Options {
 	return Options{
 		Environment:      Environment{Namespace: DefaultNamespace, Images: images},
 		AllowedPlatforms: DefaultAllowedPlatforms,
+		HungAfter:        10 * time.Minute,
+		ClusterOperator:  "metallb",
 	}
 }
 
@@ -81,6 +89,10 @@ func startModule(t testing.TB, envOpts testenv.Options, opts Options) *moduleEnv
 
 func newTestClient(env *testenv.Env) (client.Client, error) {
 	return client.New(env.Config, client.Options{Scheme: testScheme})
+}
+
+func clientWithWatch(env *testenv.Env) (client.WithWatch, error) {
+	return client.NewWithWatch(env.Config, client.Options{Scheme: testScheme})
 }
 
 // toUnstructured converts a typed object that knows its kind.

@@ -131,7 +131,7 @@ func (m *moduleEnv) waitSpeakers(t *testing.T, n int64) {
 	})
 }
 
-func (m *moduleEnv) memberlistKey(t *testing.T) string {
+func (m *moduleEnv) memberlistKey(t testing.TB) string {
 	t.Helper()
 	var key string
 	waitFor(t, "the memberlist Secret", 10*time.Second, func(context.Context) (bool, error) {

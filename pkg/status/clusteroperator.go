@@ -1,0 +1,65 @@
+package status
+
+import (
+	"context"
+
+	configv1 "github.com/openshift/api/config/v1"
+	"github.com/openshift/library-go/pkg/config/clusteroperator/v1helpers"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ClusterOperator writes an operand's status to the cluster's ClusterOperator
+// object of that name, as OpenShift's cluster-version operator reads it.
+type ClusterOperator struct {
+	Client client.Client
+	Name   string
+	Clock  clock.PassiveClock
+}
+
+// Report is what a ClusterOperator shows.
+type Report struct {
+	Conditions Conditions
+	// Versions are the versions every part of the operand runs.
+	Versions       []configv1.OperandVersion
+	RelatedObjects []configv1.ObjectReference
+}
+
+// Write records the report, creating the ClusterOperator if it is missing. It
+// writes only what changed, and nothing when the ClusterOperator API does not
+// exist (a cluster that is not OpenShift): then it returns false.
+func (w *ClusterOperator) Write(ctx context.Context, r Report) (bool, error) {
+	co := &configv1.ClusterOperator{}
+	err := w.Client.Get(ctx, client.ObjectKey{Name: w.Name}, co)
+	switch {
+	case meta.IsNoMatchError(err):
+		return false, nil
+	case apierrors.IsNotFound(err):
+		co = &configv1.ClusterOperator{ObjectMeta: metav1.ObjectMeta{Name: w.Name}}
+		if err := w.Client.Create(ctx, co); err != nil {
+			return false, err
+		}
+	case err != nil:
+		return false, err
+	}
+	status := co.Status.DeepCopy()
+	for _, c := range r.Conditions {
+		v1helpers.SetStatusCondition(&status.Conditions, configv1.ClusterOperatorStatusCondition{
+			Type: configv1.ClusterStatusConditionType(c.Type), Status: configv1.ConditionStatus(c.Status),
+			Reason: c.Reason, Message: c.Message,
+		}, w.Clock)
+	}
+	if r.Versions != nil {
+		status.Versions = r.Versions
+	}
+	status.RelatedObjects = r.RelatedObjects
+	if equality.Semantic.DeepEqual(&co.Status, status) {
+		return true, nil
+	}
+	co.Status = *status
+	return true, w.Client.Status().Update(ctx, co)
+}

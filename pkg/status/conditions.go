@@ -1,0 +1,76 @@
+package status
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The condition types an operand reports.
+const (
+	Available   = "Available"
+	Progressing = "Progressing"
+	Degraded    = "Degraded"
+	Upgradeable = "Upgradeable"
+)
+
+// Condition is one condition as the operator works it out.
+type Condition struct {
+	Type    string
+	Status  metav1.ConditionStatus
+	Reason  string // CamelCase
+	Message string // says what to do, where there is something to do
+}
+
+// Conditions are an operand's four conditions, in the order they are shown.
+type Conditions [4]Condition
+
+// NewConditions returns the conditions of an operand that is well: available,
+// not progressing, not degraded, upgradeable.
+func NewConditions() Conditions {
+	return Conditions{
+		{Type: Available, Status: metav1.ConditionTrue, Reason: "AsExpected"},
+		{Type: Progressing, Status: metav1.ConditionFalse, Reason: "AsExpected", Message: "No rollout is in progress."},
+		{Type: Degraded, Status: metav1.ConditionFalse, Reason: "AsExpected"},
+		{Type: Upgradeable, Status: metav1.ConditionTrue, Reason: "AsExpected", Message: "Nothing holds back an upgrade."},
+	}
+}
+
+// Set changes one condition.
+func (cs *Conditions) Set(conditionType string, status metav1.ConditionStatus, reason, message string) {
+	for i := range cs {
+		if cs[i].Type == conditionType {
+			cs[i] = Condition{Type: conditionType, Status: status, Reason: reason, Message: message}
+			return
+		}
+	}
+	panic("unknown condition type " + conditionType)
+}
+
+// Get returns one condition.
+func (cs Conditions) Get(conditionType string) Condition {
+	for _, c := range cs {
+		if c.Type == conditionType {
+			return c
+		}
+	}
+	panic("unknown condition type " + conditionType)
+}
+
+// ApplyTo records the conditions in an object's status. A transition time
+// changes only when a condition's status does.
+func (cs Conditions) ApplyTo(list *[]metav1.Condition, generation int64) {
+	for _, c := range cs {
+		meta.SetStatusCondition(list, metav1.Condition{
+			Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message, ObservedGeneration: generation,
+		})
+	}
+}
+
+// Bad tells whether the condition is one to look into: Available or
+// Upgradeable False, Degraded True.
+func (c Condition) Bad() bool {
+	if c.Type == Degraded {
+		return c.Status == metav1.ConditionTrue
+	}
+	return c.Type != Progressing && c.Status == metav1.ConditionFalse
+}

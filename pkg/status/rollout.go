@@ -1,0 +1,74 @@
+// Package status works out and reports an operand's state: its rollouts, its
+// conditions (Available, Progressing, Degraded, Upgradeable) and the versions
+// it runs, on a ClusterOperator, on the operand's own object, as Events and as
+// metrics.
+package status
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Rollout is how far one workload is in running its current pod template.
+type Rollout struct {
+	Kind, Namespace, Name string
+	// Version is the release the workload was last written for (an annotation).
+	Version string
+	// Desired, Updated and Available count pods: replicas of a Deployment,
+	// nodes of a DaemonSet.
+	Desired, Updated, Available int64
+	// Observed tells whether the workload's controller has seen its current spec.
+	Observed bool
+}
+
+// RolloutOf reads the rollout of a Deployment or a DaemonSet.
+func RolloutOf(o *unstructured.Unstructured, versionAnnotation string) Rollout {
+	r := Rollout{Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Version: o.GetAnnotations()[versionAnnotation]}
+	generation, _, _ := unstructured.NestedInt64(o.Object, "status", "observedGeneration")
+	r.Observed = generation >= o.GetGeneration()
+	count := func(field string) int64 {
+		n, _, _ := unstructured.NestedInt64(o.Object, "status", field)
+		return n
+	}
+	switch r.Kind {
+	case "DaemonSet":
+		r.Desired, r.Updated, r.Available = count("desiredNumberScheduled"), count("updatedNumberScheduled"), count("numberAvailable")
+	default:
+		replicas, found, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
+		if !found {
+			replicas = 1
+		}
+		r.Desired, r.Updated, r.Available = replicas, count("updatedReplicas"), count("availableReplicas")
+	}
+	return r
+}
+
+// Done tells whether every pod runs the current template and is available.
+func (r Rollout) Done() bool {
+	return r.Observed && r.Updated >= r.Desired && r.Available >= r.Desired
+}
+
+// Unavailable counts the pods that should be available and are not.
+func (r Rollout) Unavailable() int64 { return max(r.Desired-r.Available, 0) }
+
+// Message says how far the rollout is: "speaker: 12 of 50 nodes updated".
+func (r Rollout) Message() string {
+	unit := "replicas"
+	if r.Kind == "DaemonSet" {
+		unit = "nodes"
+	}
+	if !r.Observed {
+		return fmt.Sprintf("%s: the %s controller has not seen the new spec yet", r.Name, r.Kind)
+	}
+	msg := fmt.Sprintf("%s: %d of %d %s updated", r.Name, r.Updated, r.Desired, unit)
+	if r.Unavailable() > 0 {
+		msg += fmt.Sprintf(", %d unavailable", r.Unavailable())
+	}
+	return msg
+}
+
+// progress is what counts as progress: any change in the counts.
+func (r Rollout) progress() string {
+	return fmt.Sprintf("%s/%s:%d/%d/%d", r.Kind, r.Name, r.Desired, r.Updated, r.Available)
+}

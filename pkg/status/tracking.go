@@ -1,0 +1,70 @@
+package status
+
+import (
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Tracking is what a status depends on that the live workloads do not tell:
+// the version last reported, and the rollout in flight with its timers. The
+// operator keeps it in the cluster, so that a restarted operator carries on the
+// same rollout with the same timers and never reports a version early.
+type Tracking struct {
+	// Version is the version reported: every workload ran it, rolled out, when
+	// it was set.
+	Version string `json:"version,omitempty"`
+	// Target is the version of the rollout in flight, if one is.
+	Target string `json:"target,omitempty"`
+	// Since is when that rollout started; LastProgress when its counts last changed.
+	Since        metav1.Time `json:"since,omitzero"`
+	LastProgress metav1.Time `json:"lastProgress,omitzero"`
+	// Progress records the counts at LastProgress.
+	Progress string `json:"progress,omitempty"`
+}
+
+// Track moves tracking on by what the rollouts of the workloads, all rendered
+// for target, show at now.
+func Track(prev Tracking, target string, rollouts []Rollout, now time.Time) Tracking {
+	if allDone(rollouts, target) {
+		return Tracking{Version: target}
+	}
+	next := prev
+	progress := progressOf(rollouts)
+	switch {
+	case prev.Target != target:
+		next.Target, next.Since, next.LastProgress, next.Progress = target, metav1.NewTime(now), metav1.NewTime(now), progress
+	case prev.Progress != progress:
+		next.LastProgress, next.Progress = metav1.NewTime(now), progress
+	}
+	return next
+}
+
+// InFlight tells whether a rollout is under way.
+func (t Tracking) InFlight() bool { return t.Target != "" }
+
+// Stalled tells how long the rollout in flight has made no progress.
+func (t Tracking) Stalled(now time.Time) time.Duration {
+	if !t.InFlight() {
+		return 0
+	}
+	return now.Sub(t.LastProgress.Time)
+}
+
+func allDone(rollouts []Rollout, target string) bool {
+	for _, r := range rollouts {
+		if !r.Done() || r.Version != target {
+			return false
+		}
+	}
+	return true
+}
+
+func progressOf(rollouts []Rollout) string {
+	parts := make([]string, len(rollouts))
+	for i, r := range rollouts {
+		parts[i] = r.progress()
+	}
+	return strings.Join(parts, ",")
+}

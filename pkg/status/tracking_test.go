@@ -1,0 +1,62 @@
+package status
+
+import (
+	"testing"
+	"time"
+)
+
+func TestTrack(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	done := func(version string) []Rollout {
+		return []Rollout{
+			{Kind: "Deployment", Name: "controller", Version: version, Desired: 1, Updated: 1, Available: 1, Observed: true},
+			{Kind: "DaemonSet", Name: "speaker", Version: version, Desired: 3, Updated: 3, Available: 3, Observed: true},
+		}
+	}
+	midway := []Rollout{
+		{Kind: "Deployment", Name: "controller", Version: "B", Desired: 1, Updated: 1, Available: 1, Observed: true},
+		{Kind: "DaemonSet", Name: "speaker", Version: "B", Desired: 3, Updated: 1, Available: 2, Observed: true},
+	}
+
+	// A finished at-version rollout reports the version, with nothing in flight.
+	tr := Track(Tracking{}, "A", done("A"), t0)
+	if tr.Version != "A" || tr.InFlight() {
+		t.Fatalf("done at A: %+v", tr)
+	}
+	// Workloads written for B but not yet rolled out: A stays reported.
+	tr = Track(tr, "B", done("A"), t0)
+	if tr.Version != "A" || tr.Target != "B" || !tr.Since.Time.Equal(t0) {
+		t.Fatalf("B started: %+v", tr)
+	}
+	// Progress moves LastProgress; the same counts later do not.
+	tr = Track(tr, "B", midway, t0.Add(time.Minute))
+	if !tr.LastProgress.Time.Equal(t0.Add(time.Minute)) || !tr.Since.Time.Equal(t0) {
+		t.Fatalf("progress: %+v", tr)
+	}
+	tr = Track(tr, "B", midway, t0.Add(5*time.Minute))
+	if got := tr.Stalled(t0.Add(5 * time.Minute)); got != 4*time.Minute {
+		t.Fatalf("stalled for %s, want 4m", got)
+	}
+	if tr.Version != "A" {
+		t.Fatalf("version flipped midway: %+v", tr)
+	}
+	// All done at B: B is reported.
+	tr = Track(tr, "B", done("B"), t0.Add(6*time.Minute))
+	if tr != (Tracking{Version: "B"}) {
+		t.Fatalf("done at B: %+v", tr)
+	}
+	// Nothing deployed: the version is the target's.
+	if tr := Track(Tracking{Version: "A"}, "B", nil, t0); tr.Version != "B" {
+		t.Fatalf("nothing deployed: %+v", tr)
+	}
+}
+
+func TestRolloutMessage(t *testing.T) {
+	r := Rollout{Kind: "DaemonSet", Name: "speaker", Desired: 50, Updated: 12, Available: 49, Observed: true}
+	if got, want := r.Message(), "speaker: 12 of 50 nodes updated, 1 unavailable"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+	if r.Done() {
+		t.Error("a rollout at 12 of 50 is done")
+	}
+}
