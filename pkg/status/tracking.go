@@ -18,8 +18,8 @@ type Tracking struct {
 	// Target is the version of the rollout in flight, if one is.
 	Target string `json:"target,omitempty"`
 	// Since is when that rollout started; LastProgress when its counts last changed.
-	Since        metav1.Time `json:"since,omitzero"`
-	LastProgress metav1.Time `json:"lastProgress,omitzero"`
+	Since        metav1.MicroTime `json:"since,omitzero"`
+	LastProgress metav1.MicroTime `json:"lastProgress,omitzero"`
 	// Progress records the counts at LastProgress.
 	Progress string `json:"progress,omitempty"`
 }
@@ -34,9 +34,9 @@ func Track(prev Tracking, target string, rollouts []Rollout, now time.Time) Trac
 	progress := progressOf(rollouts)
 	switch {
 	case prev.Target != target:
-		next.Target, next.Since, next.LastProgress, next.Progress = target, metav1.NewTime(now), metav1.NewTime(now), progress
+		next.Target, next.Since, next.LastProgress, next.Progress = target, metav1.NewMicroTime(now), metav1.NewMicroTime(now), progress
 	case prev.Progress != progress:
-		next.LastProgress, next.Progress = metav1.NewTime(now), progress
+		next.LastProgress, next.Progress = metav1.NewMicroTime(now), progress
 	}
 	return next
 }

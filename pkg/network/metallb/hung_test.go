@@ -1,6 +1,7 @@
 package metallb
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -16,11 +17,15 @@ import (
 
 // Speakers that cannot become ready on two nodes hang the rollout: after the
 // (here shortened) timeout, Degraded says RolloutHung and names both nodes;
-// when the rollout can finish, Degraded clears.
+// when the speakers are kept off them, the rollout finishes and Degraded clears.
 func TestHungRolloutNamesTheNodes(t *testing.T) {
 	opts := testOptions()
 	opts.HungAfter = 3 * time.Second
-	m := startModule(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(3)}, opts)
+	healthy := testenv.Nodes(3)
+	for i := range healthy {
+		healthy[i].Labels = map[string]string{"example.com/healthy": "true"}
+	}
+	m := startModule(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: healthy}, opts)
 	ctx := t.Context()
 	// Two nodes nobody runs pods on: kwok does not manage them.
 	for _, name := range []string{"stuck-a", "stuck-b"} {
@@ -29,12 +34,12 @@ func TestHungRolloutNamesTheNodes(t *testing.T) {
 		}
 	}
 	m.waitCRDs(t)
+	start := time.Now() // the rollout, and so its last progress, come after
 	m.createPool(t, DefaultNamespace, "pool1")
 	if err := m.client.Create(ctx, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName}}); err != nil {
 		t.Fatal(err)
 	}
 
-	start := time.Now()
 	c := m.waitDegraded(t, clusterObject, func(c metav1.Condition) bool { return c.Reason == ReasonRolloutHung })
 	t.Logf("RolloutHung after %s: %s", time.Since(start).Round(100*time.Millisecond), c.Message)
 	if !strings.Contains(c.Message, "the speaker is not ready on nodes: stuck-a, stuck-b.") {
@@ -44,29 +49,33 @@ func TestHungRolloutNamesTheNodes(t *testing.T) {
 		t.Errorf("RolloutHung after %s, before the %s timeout", time.Since(start), opts.HungAfter)
 	}
 
-	// The nodes are fixed (kwok takes them over) and their pods restarted: the
-	// rollout finishes, and Degraded clears.
-	for _, name := range []string{"stuck-a", "stuck-b"} {
-		node := &corev1.Node{}
-		if err := m.client.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
-			t.Fatal(err)
-		}
-		node.Annotations = map[string]string{"kwok.x-k8s.io/node": "fake"}
-		if err := m.client.Update(ctx, node); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var pods corev1.PodList
-	if err := m.client.List(ctx, &pods, client.InNamespace(DefaultNamespace), client.MatchingLabels{"component": "speaker"}); err != nil {
+	// The speakers are kept off the broken nodes, and their pods there, which no
+	// kubelet will ever confirm gone, are force-deleted: the rollout finishes,
+	// and Degraded clears.
+	obj := &v1beta1.MetalLB{}
+	if err := m.client.Get(ctx, clusterObject, obj); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range pods.Items {
-		if strings.HasPrefix(p.Spec.NodeName, "stuck-") {
-			if err := m.client.Delete(ctx, &p); err != nil {
-				t.Fatal(err)
+	obj.Spec.NodeSelector = map[string]string{"example.com/healthy": "true"}
+	if err := m.client.Update(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "no speaker left on the broken nodes", 30*time.Second, func(ctx context.Context) (bool, error) {
+		var pods corev1.PodList
+		if err := m.client.List(ctx, &pods, client.InNamespace(DefaultNamespace), client.MatchingLabels{"component": "speaker"}); err != nil {
+			return false, err
+		}
+		left := false
+		for _, p := range pods.Items {
+			if strings.HasPrefix(p.Spec.NodeName, "stuck-") {
+				left = true
+				if err := m.client.Delete(ctx, &p, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
+					return false, err
+				}
 			}
 		}
-	}
+		return !left, nil
+	})
 	m.waitDegraded(t, clusterObject, isFalse)
 	m.waitStatus(t, opts.Images.ReleaseVersion, 30*time.Second)
 }
