@@ -117,6 +117,7 @@ type runningOperator struct {
 	cmd     *exec.Cmd
 	logFile string
 	health  string
+	metrics string
 	done    chan struct{}
 }
 
@@ -142,7 +143,7 @@ func startOperator(t *testing.T, env *testenv.Env, environ []string, args ...str
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	op := &runningOperator{cmd: cmd, logFile: logFile, health: health, done: make(chan struct{})}
+	op := &runningOperator{cmd: cmd, logFile: logFile, health: health, metrics: metrics, done: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
 		close(op.done)

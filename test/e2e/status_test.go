@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"regexp"
 	"strings"
@@ -30,7 +32,8 @@ func TestStatusReadsWell(t *testing.T) {
 	}
 	kubectl(t, env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml")
 	kubectl(t, env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io")
-	startOperator(t, env, []string{"RELEASE_VERSION=4.22.0"}, "--metallb-webhooks=false").waitReady(t)
+	op := startOperator(t, env, []string{"RELEASE_VERSION=4.22.0"}, "--metallb-webhooks=false")
+	op.waitReady(t)
 
 	file := writeTemp(t, `apiVersion: metallb.io/v1beta1
 kind: MetalLB
@@ -57,6 +60,13 @@ spec:
 	t.Logf("kubectl get metallb -n metallb-system:\n%s", kubectl(t, env, "get", "metallb", "-n", "metallb-system"))
 	describe := kubectl(t, env, "describe", "metallb", "-n", "metallb-system", "metallb")
 	t.Logf("kubectl describe metallb -n metallb-system metallb:\n%s", describe)
+	assertMetrics(t, op, []string{
+		`cluster_network_operator_operand_active{operand="metallb"} 1`,
+		`cluster_network_operator_operand_condition{condition="Available",operand="metallb"} 1`,
+		`cluster_network_operator_operand_condition{condition="Degraded",operand="metallb"} 0`,
+		`cluster_network_operator_rollout_pods{operand="metallb",state="available",workload="speaker"} 3`,
+		`cluster_network_operator_rollout_pods{operand="metallb",state="updated",workload="controller"} 1`,
+	})
 	for _, want := range []string{`Version:\s+4\.22\.0`, `Type:\s+Available`, `MetalLB's controller is available and a speaker runs on every node\.`,
 		`Normal\s+AvailableTrue`, `Normal\s+ProgressingFalse`} {
 		if !regexp.MustCompile(want).MatchString(describe) {
@@ -76,4 +86,23 @@ func writeTemp(t *testing.T, content string) string {
 	}
 	f.Close()
 	return f.Name()
+}
+
+// assertMetrics checks that the operator's metrics endpoint shows each line.
+func assertMetrics(t *testing.T, op *runningOperator, want []string) {
+	t.Helper()
+	resp, err := http.Get("http://" + op.metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range want {
+		if !strings.Contains(string(body), line+"\n") {
+			t.Errorf("metrics do not show %s", line)
+		}
+	}
 }
