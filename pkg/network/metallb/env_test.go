@@ -27,6 +27,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/status"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
@@ -170,7 +171,7 @@ func (m *moduleEnv) waitDegraded(t *testing.T, key client.ObjectKey, ok func(met
 		if err := m.client.Get(ctx, key, obj); err != nil {
 			return false, err
 		}
-		c := meta.FindStatusCondition(obj.Status.Conditions, ConditionDegraded)
+		c := meta.FindStatusCondition(obj.Status.Conditions, status.Degraded)
 		if c == nil || c.ObservedGeneration != obj.Generation {
 			return false, nil
 		}

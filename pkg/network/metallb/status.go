@@ -22,10 +22,8 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
 
-// Condition types and reasons on the MetalLB object.
+// Reasons of the MetalLB object's conditions (the types are status's).
 const (
-	ConditionDegraded = "Degraded"
-
 	ReasonAsExpected           = "AsExpected"
 	ReasonPlatformNotSupported = "PlatformNotSupported"
 	ReasonForeignObjects       = "ForeignObjects"
@@ -41,21 +39,21 @@ const AdoptAnnotation = "networkoperator.openshift.io/adopt-metallb"
 
 // state is what one reconcile found, for the status and the Events.
 type state struct {
-	tuning       *v1beta1.MetalLB
-	platform     Platform
-	allowed      bool
-	specValid    bool  // the tuning object's spec was checked and is valid
-	invalid      error // why it is not
-	foreign      []apply.Foreign
-	configs      configs
-	rollouts     []status.Rollout
-	tracking     status.Tracking
-	hung         bool
-	hungNodes    []string
+	tuning    *v1beta1.MetalLB
+	platform  Platform
+	allowed   bool
+	specValid bool  // the tuning object's spec was checked and is valid
+	invalid   error // why it is not
+	foreign   []apply.Foreign
+	configs   configs
+	rollouts  []status.Rollout
+	tracking  status.Tracking
+	hung      bool
+	hungNodes []string
 	// maxUnavailable is the speakers' rollout pace, for Available.
 	maxUnavailable intstr.IntOrString
-	requeueAfter time.Duration
-	applyErr     error
+	requeueAfter   time.Duration
+	applyErr       error
 }
 
 // active tells whether the user asked for MetalLB.
@@ -257,24 +255,24 @@ func (r *Reconciler) tellTransitions(st *state, cs status.Conditions) {
 
 // reportIgnored tells, on a MetalLB object that does not count, why.
 func (r *Reconciler) reportIgnored(ctx context.Context, obj *v1beta1.MetalLB) error {
-	status := obj.Status.DeepCopy()
-	status.ObservedGeneration = obj.Generation
-	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
-		Type: ConditionDegraded, Status: metav1.ConditionTrue, Reason: ReasonIgnoredObject, ObservedGeneration: obj.Generation,
+	s := obj.Status.DeepCopy()
+	s.ObservedGeneration = obj.Generation
+	meta.SetStatusCondition(&s.Conditions, metav1.Condition{
+		Type: status.Degraded, Status: metav1.ConditionTrue, Reason: ReasonIgnoredObject, ObservedGeneration: obj.Generation,
 		Message: fmt.Sprintf("This object is ignored: only the MetalLB named %q in namespace %q configures MetalLB. Move its spec there and delete this one.",
 			ObjectName, r.opts.Namespace),
 	})
-	return r.writeStatus(ctx, obj, status)
+	return r.writeStatus(ctx, obj, s)
 }
 
 // writeStatus writes status only when it changed, so that an idle cluster sees
 // no writes.
-func (r *Reconciler) writeStatus(ctx context.Context, obj *v1beta1.MetalLB, status *v1beta1.MetalLBStatus) error {
-	if equality.Semantic.DeepEqual(&obj.Status, status) {
+func (r *Reconciler) writeStatus(ctx context.Context, obj *v1beta1.MetalLB, next *v1beta1.MetalLBStatus) error {
+	if equality.Semantic.DeepEqual(&obj.Status, next) {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(obj.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	obj.Status = *status
+	obj.Status = *next
 	return r.client.Status().Patch(ctx, obj, patch)
 }
 
