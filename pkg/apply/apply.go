@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -154,12 +155,17 @@ func (a *Applier) create(ctx context.Context, o *unstructured.Unstructured) (*Ch
 	return &Change{Object: o, Created: true}, nil
 }
 
-// withHash returns a copy of o carrying the hash of its content.
+// withHash returns a copy of o carrying the hash of its content. The copy is
+// shallow but for metadata: only metadata.annotations differs, and neither
+// object is written to afterwards.
 func withHash(o *unstructured.Unstructured) *unstructured.Unstructured {
 	data, _ := json.Marshal(o.Object) // maps marshal in key order: the hash is stable
 	sum := sha256.Sum256(data)
-	obj := o.DeepCopy()
-	annotations := obj.GetAnnotations()
+	obj := &unstructured.Unstructured{Object: maps.Clone(o.Object)}
+	if metadata, ok := o.Object["metadata"].(map[string]any); ok {
+		obj.Object["metadata"] = maps.Clone(metadata)
+	}
+	annotations := obj.GetAnnotations() // a copy
 	if annotations == nil {
 		annotations = map[string]string{}
 	}

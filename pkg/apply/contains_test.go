@@ -1,6 +1,10 @@
 package apply
 
-import "testing"
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
 
 func TestContains(t *testing.T) {
 	live := map[string]any{
@@ -26,5 +30,22 @@ func TestContains(t *testing.T) {
 		if got := Contains(live, tc.desired); got != tc.want {
 			t.Errorf("%s: Contains = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+func TestWithHashLeavesTheOriginal(t *testing.T) {
+	o := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "a", "annotations": map[string]any{"x": "1"}},
+	}}
+	h := withHash(o)
+	if got := o.GetAnnotations(); len(got) != 1 || got["x"] != "1" {
+		t.Errorf("the original's annotations changed: %v", got)
+	}
+	if h.GetAnnotations()[AppliedHashAnnotation] == "" || h.GetAnnotations()["x"] != "1" {
+		t.Errorf("the copy's annotations are %v", h.GetAnnotations())
+	}
+	if withHash(o).GetAnnotations()[AppliedHashAnnotation] != h.GetAnnotations()[AppliedHashAnnotation] {
+		t.Error("the same content hashes differently")
 	}
 }

@@ -349,9 +349,9 @@ func (r *Reconciler) checkReferences(ctx context.Context, s Settings) error {
 
 // adoptionAllowed tells whether the namespace carries AdoptAnnotation.
 func (r *Reconciler) adoptionAllowed(ctx context.Context, namespace string) (bool, error) {
-	ns := ownedObject(corev1.SchemeGroupVersion.WithKind("Namespace"))
-	if err := r.client.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
-		return false, client.IgnoreNotFound(err)
+	ns, err := r.live(ctx, namespaceKind, "", namespace)
+	if err != nil || ns == nil {
+		return false, err
 	}
 	return ns.GetAnnotations()[AdoptAnnotation] == "true", nil
 }
@@ -371,15 +371,12 @@ func (r *Reconciler) gateWebhooks(ctx context.Context, desired []*unstructured.U
 }
 
 func (r *Reconciler) controllerAvailable(ctx context.Context, namespace string) (bool, error) {
-	d := ownedObject(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"})
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "controller"}, d)
-	if err != nil {
-		return false, client.IgnoreNotFound(err)
+	d, err := r.live(ctx, deploymentKind, namespace, "controller")
+	if err != nil || d == nil {
+		return false, err
 	}
-	generation, _, _ := unstructured.NestedInt64(d.Object, "status", "observedGeneration")
-	available, _, _ := unstructured.NestedInt64(d.Object, "status", "availableReplicas")
-	updated, _, _ := unstructured.NestedInt64(d.Object, "status", "updatedReplicas")
-	return generation >= d.GetGeneration() && available > 0 && updated > 0, nil
+	c := status.RolloutOf(d, ReleaseVersionAnnotation)
+	return c.Observed && c.Available > 0 && c.Updated > 0, nil
 }
 
 // neverDeleted protects what losing would lose user data or split the
