@@ -77,10 +77,7 @@ func TestMissingOperatorNamespaceIsNamed(t *testing.T) {
 func TestLeaderElectionHandsOverOnSIGTERM(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
 	client := kubernetes.NewForConfigOrDie(env.Config)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}
-	if _, err := client.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNamespaces(t, env, operatorNamespace)
 
 	first := startOperator(t, env, nil)
 	first.waitReady(t)
@@ -252,6 +249,18 @@ func holder(l *coordinationv1.Lease) string {
 		return ""
 	}
 	return *l.Spec.HolderIdentity
+}
+
+// createNamespaces creates namespaces, as the operator's installation or a user would.
+func createNamespaces(t *testing.T, env *testenv.Env, names ...string) {
+	t.Helper()
+	client := kubernetes.NewForConfigOrDie(env.Config)
+	for _, name := range names {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if _, err := client.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // runToExit runs the operator and returns its exit code and standard error.

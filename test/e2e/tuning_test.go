@@ -7,10 +7,7 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
@@ -19,12 +16,7 @@ import (
 // with its printer columns; a bad one is refused at once, naming the field.
 func TestTuningWithKubectl(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
-	client := kubernetes.NewForConfigOrDie(env.Config)
-	for _, ns := range []string{operatorNamespace, "metallb-system"} {
-		if _, err := client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createNamespaces(t, env, operatorNamespace, "metallb-system")
 	startOperator(t, env, nil).waitReady(t)
 
 	kubectl(t, env, "apply", "-f", "../../pkg/network/metallb/testdata/scenarios/log-level-debug.yaml")

@@ -21,7 +21,11 @@ func TestRenderedObjectsPassServerSideDryRun(t *testing.T) {
 	// Custom resources need their CRDs, and namespaced objects their namespace,
 	// for real; the CRDs must become Established.
 	real := &apply.Applier{Client: c, FieldOwner: "render-test"}
-	if _, err := real.Apply(t.Context(), crdsAndNamespace(scenarios[0].render(t))); err != nil {
+	prerequisites := onlyKinds(scenarios[0].render(t), "CustomResourceDefinition", "Namespace")
+	if len(prerequisites) != 11 {
+		t.Fatalf("want MetalLB's nine CRDs, ours and the namespace, got %d objects", len(prerequisites))
+	}
+	if _, err := real.Apply(t.Context(), prerequisites); err != nil {
 		t.Fatal(err)
 	}
 	dryRun := &apply.Applier{Client: c, FieldOwner: "render-test", DryRun: true}
@@ -34,17 +38,4 @@ func TestRenderedObjectsPassServerSideDryRun(t *testing.T) {
 			}
 		})
 	}
-}
-
-func crdsAndNamespace(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	for _, o := range objs {
-		if o.GetKind() == "CustomResourceDefinition" || o.GetKind() == "Namespace" {
-			out = append(out, o)
-		}
-	}
-	if len(out) != 11 {
-		panic("want MetalLB's nine CRDs, ours and the namespace")
-	}
-	return out
 }
