@@ -29,7 +29,8 @@ const establishedTimeout = 30 * time.Second
 // only when the live object differs from what it would write.
 type Applier struct {
 	// Client writes, and reads the objects the applier owns; its reads may come
-	// from a cache that holds only those.
+	// from a cache that holds only those, even without copying them: the
+	// applier never changes what it reads.
 	Client client.Client
 	// APIReader reads, for Foreign, objects such a cache would not hold. Nil
 	// means Client.

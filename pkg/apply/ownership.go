@@ -99,8 +99,7 @@ func (a *Applier) Prune(ctx context.Context, kinds []schema.GroupVersionKind, ow
 			return deleted, fmt.Errorf("listing %s to prune: %w", gvk.Kind, err)
 		}
 		for i := range list.Items {
-			o := &list.Items[i]
-			o.SetGroupVersionKind(gvk)
+			o := &list.Items[i] // read only: it may be the cache's own
 			if wanted[identity(o)] || keep(o) || o.GetDeletionTimestamp() != nil {
 				continue
 			}

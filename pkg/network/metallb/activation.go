@@ -58,8 +58,6 @@ func (r *Reconciler) configObjects(ctx context.Context, namespace string) (confi
 // startConfigWatches watches the configuration kinds once their CRDs exist;
 // watching a kind that is not served would fail the controller.
 func (r *Reconciler) startConfigWatches() error {
-	r.watchMu.Lock()
-	defer r.watchMu.Unlock()
 	for _, gvk := range configKinds {
 		if r.watching[gvk] {
 			continue

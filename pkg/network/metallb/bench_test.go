@@ -164,3 +164,20 @@ func (w *upgradeWatch) versionDelay(b *testing.B, version string, n int) time.Du
 		}
 	}
 }
+
+// BenchmarkIdleReconcile measures a reconcile of an active MetalLB when nothing
+// changed: what every watch event costs (reads come from the cache, no write).
+func BenchmarkIdleReconcile(b *testing.B) {
+	m := startModule(b, testenv.Options{}, testOptions())
+	m.waitCRDs(b)
+	m.createPool(b, DefaultNamespace, "pool1")
+	m.waitSpeakerDaemonSet(b)
+	settle(b, m)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.r.Reconcile(ctx, request); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -43,7 +43,9 @@ func cacheByObject(env Environment) (map[client.Object]cache.ByObject, error) {
 		&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{"app": "metallb"}), Namespaces: map[string]cache.Config{env.Namespace: {}}},
 	}
 	for _, gvk := range kinds {
-		byObject[ownedObject(gvk)] = cache.ByObject{Label: selector}
+		// Every reconcile reads them all, the CRDs (hundreds of kilobytes) among
+		// them; the module only reads them, so the cache need not copy them.
+		byObject[ownedObject(gvk)] = cache.ByObject{Label: selector, UnsafeDisableDeepCopy: new(true)}
 	}
 	return byObject, nil
 }

@@ -68,12 +68,12 @@ type Reconciler struct {
 	kinds     []schema.GroupVersionKind
 
 	clusterOperator *status.ClusterOperator // nil where that API does not exist
-	lastConditions  *status.Conditions      // for Events on transitions
+	controller      controller.Controller
 
-	controller controller.Controller
-	watchMu    sync.Mutex
-	watching   map[schema.GroupVersionKind]bool // configuration kinds watched
-	told       sync.Map                         // object → the last Event given on it
+	mu             sync.Mutex                       // held by Reconcile: what follows is its own
+	watching       map[schema.GroupVersionKind]bool // configuration kinds watched
+	told           map[string]string                // object → the last Event given on it
+	lastConditions *status.Conditions               // for Events on transitions
 }
 
 // request is the one request every event maps to.
@@ -104,6 +104,7 @@ func add(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 		openshift: err == nil,
 		kinds:     kinds,
 		watching:  map[schema.GroupVersionKind]bool{},
+		told:      map[string]string{},
 	}
 	if _, err := mapper.RESTMapping(configv1.GroupVersion.WithKind("ClusterOperator").GroupKind()); err == nil && opts.ClusterOperator != "" {
 		r.clusterOperator = &status.ClusterOperator{Client: mgr.GetClient(), Name: opts.ClusterOperator, Clock: clock.RealClock{}}
@@ -142,8 +143,11 @@ var providerIDChanged = predicate.Funcs{
 	},
 }
 
-// Reconcile brings MetalLB to the desired state.
+// Reconcile brings MetalLB to the desired state. Reconciles run one at a time:
+// each works out the whole state, and the reconciler remembers what it told.
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	st := &state{}
 	var err error
 	if st.tuning, err = r.tuningObject(ctx); err != nil {

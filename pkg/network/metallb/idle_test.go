@@ -44,7 +44,7 @@ func TestIdleModuleWritesNothing(t *testing.T) {
 }
 
 // settle waits until a second passes without a write.
-func settle(t *testing.T, m *moduleEnv) {
+func settle(t testing.TB, m *moduleEnv) {
 	t.Helper()
 	waitFor(t, "no more writes", 30*time.Second, func(context.Context) (bool, error) {
 		n := m.writes.Load()

@@ -358,9 +358,9 @@ func (r *Reconciler) tellOnce(o client.Object, eventType, reason, note string) {
 	if key == "" {
 		key = apply.Describe(o)
 	}
-	if last, ok := r.told.Load(key); ok && last == reason+note {
+	if r.told[key] == reason+note {
 		return
 	}
-	r.told.Store(key, reason+note)
+	r.told[key] = reason + note
 	r.events.Eventf(o, nil, eventType, reason, "Reconcile", "%s", note)
 }
