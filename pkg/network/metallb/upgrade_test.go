@@ -212,6 +212,7 @@ type upgradeWatch struct {
 	deployments, daemonSets, pods, metallbs watch.Interface
 	speakers                                map[types.UID]*corev1.Pod
 	controller                              *appsv1.Deployment
+	history                                 map[string][]string // per node, what its speaker pods went through
 }
 
 func (m *moduleEnv) watchUpgrade(t testing.TB) *upgradeWatch {
@@ -222,7 +223,7 @@ func (m *moduleEnv) watchUpgrade(t testing.TB) *upgradeWatch {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &upgradeWatch{speakers: map[types.UID]*corev1.Pod{}}
+	w := &upgradeWatch{speakers: map[types.UID]*corev1.Pod{}, history: map[string][]string{}}
 	for i := range pods.Items {
 		w.speakers[pods.Items[i].UID] = &pods.Items[i]
 	}
@@ -253,6 +254,8 @@ func (w *upgradeWatch) stop() {
 // went or one of another appeared.
 func (w *upgradeWatch) update(t watch.EventType, pod *corev1.Pod) (changed bool) {
 	_, known := w.speakers[pod.UID]
+	w.history[pod.Spec.NodeName] = append(w.history[pod.Spec.NodeName], fmt.Sprintf("%s %s %s ready=%v deleting=%v",
+		t, pod.Name, pod.Spec.Containers[0].Image, podReady(pod), pod.DeletionTimestamp != nil))
 	if t == watch.Deleted {
 		delete(w.speakers, pod.UID)
 		return true
@@ -271,8 +274,19 @@ func (w *upgradeWatch) checkDown(t *testing.T, allowed int) {
 		}
 	}
 	if down := upgradeNodes - len(ready); down > allowed {
-		t.Fatalf("%d nodes without a ready speaker; maxUnavailable allows %d", down, allowed)
+		t.Fatalf("%d nodes without a ready speaker; maxUnavailable allows %d; their pods:\n%s", down, allowed, w.describeDown(ready))
 	}
+}
+
+// describeDown tells what the speaker pods of the nodes not in ready went through.
+func (w *upgradeWatch) describeDown(ready map[string]bool) string {
+	var b strings.Builder
+	for _, node := range testenv.Nodes(upgradeNodes) {
+		if !ready[node.Name] {
+			fmt.Fprintf(&b, "%s:\n\t%s\n", node.Name, strings.Join(w.history[node.Name], "\n\t"))
+		}
+	}
+	return b.String()
 }
 
 func (w *upgradeWatch) updated(version string) int {
