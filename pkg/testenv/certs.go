@@ -20,6 +20,8 @@ type pki struct {
 	caKey  *ecdsa.PrivateKey
 	dir    string
 	CAFile string
+	// serverIP is the API server's address, besides loopback, in its certificate.
+	serverIP net.IP
 }
 
 // newPKI creates a CA, a serving certificate for kube-apiserver and the
@@ -62,6 +64,9 @@ func (p *pki) issue(name string, server bool, groups ...string) (certFile, keyFi
 	if server {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
 		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(serviceIP)}
+		if p.serverIP != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, p.serverIP)
+		}
 		tmpl.DNSNames = []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}
 	} else {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}

@@ -46,6 +46,13 @@ type Options struct {
 	// here are created before Start returns; more can be added with AddNodes.
 	Kwok  bool
 	Nodes []Node
+	// KwokIgnoresPods is a label selector of Pods whose status kwok leaves
+	// alone: another kubelet stand-in runs them (test/e2e/noderunner).
+	KwokIgnoresPods string
+	// Address is the host address kube-apiserver listens on and advertises, so
+	// that programs in network namespaces reach it; it must exist when Start is
+	// called. Default 127.0.0.1.
+	Address string
 }
 
 // Env is a running control plane.
@@ -80,11 +87,18 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if e.pki, err = newPKI(dir); err != nil {
 		return nil, fmt.Errorf("creating certificates: %v", err)
 	}
+	address := opts.Address
+	if address == "" {
+		address = "127.0.0.1"
+	}
+	if e.pki.serverIP = net.ParseIP(address); e.pki.serverIP == nil {
+		return nil, fmt.Errorf("address %q is not an IP address", address)
+	}
 	etcdURL, err := e.startEtcd()
 	if err != nil {
 		return nil, err
 	}
-	if err := e.startAPIServer(etcdURL); err != nil {
+	if err := e.startAPIServer(etcdURL, address); err != nil {
 		return nil, err
 	}
 	if opts.ControllerManager {
@@ -98,7 +112,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		}
 	}
 	if opts.Kwok || len(opts.Nodes) > 0 {
-		if err := e.startKwok(); err != nil {
+		if err := e.startKwok(opts.KwokIgnoresPods); err != nil {
 			return nil, err
 		}
 		if err := e.AddNodes(ctx, opts.Nodes...); err != nil {
@@ -170,7 +184,7 @@ func (e *Env) startEtcd() (string, error) {
 	return url, err
 }
 
-func (e *Env) startAPIServer(etcdURL string) error {
+func (e *Env) startAPIServer(etcdURL, address string) error {
 	bin, err := Binary("kube-apiserver")
 	if err != nil {
 		return err
@@ -188,13 +202,16 @@ func (e *Env) startAPIServer(etcdURL string) error {
 		return err
 	}
 	return e.startOnFreePorts(1, func(ports []int) (*process, error) {
-		host := "https://127.0.0.1:" + strconv.Itoa(ports[0])
+		host := "https://" + net.JoinHostPort(address, strconv.Itoa(ports[0]))
 		p, err := startProcess(e.Dir, "kube-apiserver", bin,
 			"--etcd-servers="+etcdURL,
-			"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(ports[0]),
+			"--bind-address="+address, "--secure-port="+strconv.Itoa(ports[0]),
 			// v1.37 refuses a loopback advertise address unless it does not
 			// reconcile the kubernetes Service's endpoints.
-			"--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none",
+			"--advertise-address="+address, "--endpoint-reconciler-type=none",
+			// No kube-proxy makes Service addresses reachable here: webhooks are
+			// called at their Service's endpoints instead.
+			"--enable-aggregator-routing=true",
 			"--cert-dir="+e.Dir,
 			"--tls-cert-file="+serverCert, "--tls-private-key-file="+serverKey,
 			"--client-ca-file="+e.pki.CAFile,
@@ -286,7 +303,7 @@ leaderElection:
 	return p.waitFor(startTimeout, p.upFor(time.Second))
 }
 
-func (e *Env) startKwok() error {
+func (e *Env) startKwok(ignorePods string) error {
 	bin, err := Binary("kwok")
 	if err != nil {
 		return err
@@ -295,13 +312,16 @@ func (e *Env) startKwok() error {
 	if err != nil {
 		return err
 	}
-	p, err := startProcess(e.Dir, "kwok", bin,
-		"--kubeconfig="+kubeconfig,
+	args := []string{"--kubeconfig=" + kubeconfig,
 		"--config="+filepath.Join(filepath.Dir(bin), "kwok-stages.yaml"),
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector="+kwokNodeAnnotation+"=fake",
 		"--node-lease-duration-seconds=40",
-		"--cidr=10.244.0.0/16")
+		"--cidr=10.244.0.0/16"}
+	if ignorePods != "" {
+		args = append(args, "--disregard-status-with-label-selector="+ignorePods)
+	}
+	p, err := startProcess(e.Dir, "kwok", bin, args...)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
 )
 
 // operatorBinary is the cluster-network-operator built for this run.
@@ -17,6 +19,10 @@ var operatorBinary string
 const testVersion = "v0.0.0-e2e"
 
 func TestMain(m *testing.M) {
+	noderunner.Main() // when this run is a container of the node runner, it becomes it
+	if code, done := noderunner.Isolate(); done {
+		os.Exit(code) // the tests ran in a network namespace of their own
+	}
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "cno-e2e-bin-")
 	if err != nil {

@@ -1,0 +1,240 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
+)
+
+const (
+	metallbNamespace = "metallb-system"
+	poolFirst        = "192.0.2.100"
+	poolLast         = "192.0.2.110"
+)
+
+// metallbCluster is a control plane whose kwok nodes have network namespaces
+// on a test bridge, where the node runner runs the real MetalLB binaries for
+// the pods that the operator's Deployment and DaemonSet make.
+type metallbCluster struct {
+	env    *testenv.Env
+	client kubernetes.Interface
+	net    *noderunner.Network
+	runner *noderunner.Runner
+	arp    *noderunner.ARPProber
+	nodes  []testenv.Node
+}
+
+// newMetallbCluster starts it with three nodes. It skips the test, saying why,
+// when not root: network namespaces need it.
+func newMetallbCluster(t *testing.T) *metallbCluster {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: the MetalLB end-to-end stories run the real speaker in network namespaces, which needs root (CI runs as root)")
+	}
+	c := &metallbCluster{nodes: testenv.Nodes(3)}
+	addrs := map[string]string{}
+	for _, n := range c.nodes {
+		addrs[n.Name] = n.InternalIP
+	}
+	var err error
+	if c.net, err = noderunner.NewNetwork(addrs); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.net.Close)
+	c.env = testenv.New(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: c.nodes,
+		KwokIgnoresPods: "app=metallb", Address: noderunner.HostAddress})
+	c.client = kubernetes.NewForConfigOrDie(c.env.Config)
+	binaries := map[string]string{}
+	for image, binary := range map[string]string{"controller": "metallb-controller", "speaker": "metallb-speaker"} {
+		if binaries[image], err = testenv.Binary(binary); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.runner, err = noderunner.Start(t.Context(), noderunner.Options{
+		Client: c.client, Network: c.net, APIServer: c.env.Config.Host,
+		Namespace: metallbNamespace, Selector: "app=metallb", Binaries: binaries, Dir: t.TempDir(),
+		Logf: t.Logf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("MetalLB's logs:\n%s", c.runner.LogTails(30))
+		}
+		c.runner.Close()
+	})
+	if c.arp, err = noderunner.NewARPProber(c.net.Client); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.arp.Close)
+	createNamespaces(t, c.env, operatorNamespace)
+	return c
+}
+
+// release is what the operator is started with for a release: its version
+// and MetalLB's images, whose tags show which release a pod runs.
+func release(version, tag string) []string {
+	return []string{"RELEASE_VERSION=" + version,
+		"METALLB_CONTROLLER_IMAGE=quay.io/metallb/controller:" + tag,
+		"METALLB_SPEAKER_IMAGE=quay.io/metallb/speaker:" + tag}
+}
+
+// configure creates the pool and the layer-2 advertisement, as a user does,
+// once the operator has installed MetalLB's CRDs.
+func (c *metallbCluster) configure(t *testing.T) {
+	t.Helper()
+	file := writeTemp(t, fmt.Sprintf(`apiVersion: metallb.io/v1beta1
+kind: IPAddressPool
+metadata:
+  name: pool
+  namespace: metallb-system
+spec:
+  addresses:
+  - %s-%s
+---
+apiVersion: metallb.io/v1beta1
+kind: L2Advertisement
+metadata:
+  name: l2
+  namespace: metallb-system
+`, poolFirst, poolLast))
+	var out string
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+		var err error
+		out, err = kubectlErr(c.env, "apply", "-f", file)
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("creating the pool and advertisement: %s", out)
+	}
+}
+
+// waitMetallb waits until the controller and a speaker on every node run the
+// image tag, ready by their own readiness endpoints.
+func (c *metallbCluster) waitMetallb(t *testing.T, tag string, timeout time.Duration) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		pods, err := c.client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app=metallb"})
+		if err != nil {
+			return false, nil
+		}
+		ready := map[string]int{}
+		var states []string
+		for _, p := range pods.Items {
+			ok := podReady(&p) && p.DeletionTimestamp == nil && strings.HasSuffix(p.Spec.Containers[0].Image, ":"+tag)
+			if ok {
+				ready[p.Labels["component"]]++
+			}
+			states = append(states, fmt.Sprintf("%s on %s %s ready=%v", p.Name, p.Spec.NodeName, p.Spec.Containers[0].Image, podReady(&p)))
+		}
+		last = strings.Join(states, "; ")
+		return ready["controller"] >= 1 && ready["speaker"] == len(c.nodes) && len(pods.Items) == len(c.nodes)+1, nil
+	})
+	if err != nil {
+		t.Fatalf("MetalLB %s did not become ready on every node within %s: %s", tag, timeout, last)
+	}
+}
+
+// exposeService creates a LoadBalancer Service with a ready endpoint (a pod
+// that kwok runs) and returns the address MetalLB gives it.
+func (c *metallbCluster) exposeService(t *testing.T) net.IP {
+	t.Helper()
+	ctx := t.Context()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{NodeName: c.nodes[0].Name, Containers: []corev1.Container{{Name: "web", Image: "registry.example.com/web:1",
+			Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}}},
+	}
+	if _, err := c.client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "web"},
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}
+	if _, err := c.client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var ip net.IP
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		s, err := c.client.CoreV1().Services("default").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil || len(s.Status.LoadBalancer.Ingress) == 0 {
+			return false, nil
+		}
+		ip = net.ParseIP(s.Status.LoadBalancer.Ingress[0].IP)
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal("the Service got no address from MetalLB within 60s")
+	}
+	return ip
+}
+
+// answerer waits until the address is answered by ARP and returns the node
+// whose MAC answers.
+func (c *metallbCluster) answerer(t *testing.T, ip net.IP, timeout time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		mac, err := c.arp.Probe(ip, 200*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mac != nil {
+			return c.nodeOf(t, mac)
+		}
+	}
+	t.Fatalf("nobody answered ARP for %s within %s", ip, timeout)
+	return ""
+}
+
+// nodeOf names the node with a MAC address.
+func (c *metallbCluster) nodeOf(t *testing.T, mac net.HardwareAddr) string {
+	t.Helper()
+	for _, n := range c.nodes {
+		if c.net.Node(n.Name).MAC.String() == mac.String() {
+			return n.Name
+		}
+	}
+	t.Fatalf("ARP answer from %s, which is no node's", mac)
+	return ""
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// daemonSetDone tells whether the speaker DaemonSet finished rolling out.
+func daemonSetDone(ds *appsv1.DaemonSet) bool {
+	return ds.Status.ObservedGeneration >= ds.Generation &&
+		ds.Status.UpdatedNumberScheduled == ds.Status.DesiredNumberScheduled &&
+		ds.Status.NumberAvailable == ds.Status.DesiredNumberScheduled
+}
+
+func inPool(ip net.IP) bool {
+	v := ip.To4()
+	first, last := net.ParseIP(poolFirst).To4(), net.ParseIP(poolLast).To4()
+	return v != nil && string(v) >= string(first) && string(v) <= string(last)
+}

@@ -1,0 +1,87 @@
+package noderunner
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// containerEnv resolves a container's environment as a kubelet does, with the
+// in-cluster address of the API server. Only what MetalLB's manifests use is
+// supported; anything else is an error that names it.
+func containerEnv(ctx context.Context, c kubernetes.Interface, pod *corev1.Pod, hostIP, apiServer string, ctr corev1.Container) ([]string, error) {
+	u, err := url.Parse(apiServer)
+	if err != nil {
+		return nil, err
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		return nil, err
+	}
+	// Where a kubelet would give the kubernetes Service's address, the API
+	// server's own: no kube-proxy makes Service addresses reachable here.
+	env := []string{"KUBERNETES_SERVICE_HOST=" + host, "KUBERNETES_SERVICE_PORT=" + port, "HOME=/"}
+	if len(ctr.EnvFrom) > 0 {
+		return nil, fmt.Errorf("container %s: envFrom is not supported by the node runner", ctr.Name)
+	}
+	for _, e := range ctr.Env {
+		value := e.Value
+		if from := e.ValueFrom; from != nil {
+			switch {
+			case from.FieldRef != nil:
+				value, err = fieldValue(pod, hostIP, from.FieldRef.FieldPath)
+			case from.SecretKeyRef != nil:
+				var s *corev1.Secret
+				if s, err = c.CoreV1().Secrets(pod.Namespace).Get(ctx, from.SecretKeyRef.Name, metav1.GetOptions{}); err == nil {
+					value = string(s.Data[from.SecretKeyRef.Key])
+				}
+			case from.ConfigMapKeyRef != nil:
+				var cm *corev1.ConfigMap
+				if cm, err = c.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, from.ConfigMapKeyRef.Name, metav1.GetOptions{}); err == nil {
+					value = cm.Data[from.ConfigMapKeyRef.Key]
+				}
+			default:
+				err = fmt.Errorf("env %s: only fieldRef, secretKeyRef and configMapKeyRef are supported by the node runner", e.Name)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		env = append(env, e.Name+"="+value)
+	}
+	return env, nil
+}
+
+// fieldValue is a downward API field of the pod; the pod's address is its
+// node's for host-network pods, its own otherwise (hostIP is the node's).
+func fieldValue(pod *corev1.Pod, hostIP, path string) (string, error) {
+	switch path {
+	case "metadata.name":
+		return pod.Name, nil
+	case "metadata.namespace":
+		return pod.Namespace, nil
+	case "metadata.uid":
+		return string(pod.UID), nil
+	case "spec.nodeName":
+		return pod.Spec.NodeName, nil
+	case "spec.serviceAccountName":
+		return pod.Spec.ServiceAccountName, nil
+	case "status.hostIP", "status.hostIPs":
+		return hostIP, nil
+	case "status.podIP", "status.podIPs":
+		return pod.Status.PodIP, nil
+	}
+	if key, ok := strings.CutPrefix(path, "metadata.labels['"); ok {
+		return pod.Labels[strings.TrimSuffix(key, "']")], nil
+	}
+	if key, ok := strings.CutPrefix(path, "metadata.annotations['"); ok {
+		return pod.Annotations[strings.TrimSuffix(key, "']")], nil
+	}
+	return "", fmt.Errorf("field %s is not supported by the node runner", path)
+}

@@ -1,0 +1,209 @@
+package noderunner
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// The test network: one bridge in the host's namespace, the nodes and a client
+// on it in 192.0.2.0/24 (TEST-NET-1), the pods that are not on their node's
+// network in 198.51.100.0/24 (TEST-NET-2). The host holds the first address of
+// each, so kube-apiserver, listening on HostAddress, is reachable from all.
+const (
+	// HostAddress is the host's address on the bridge, for kube-apiserver.
+	HostAddress = "192.0.2.1"
+	// ClientAddress is the client's address, from which tests probe.
+	ClientAddress = "192.0.2.2"
+	podGateway    = "198.51.100.1"
+	podFirst      = 10 // pod addresses start at 198.51.100.10
+	bridge        = "cnoe2e-br"
+	// prefix starts every name this package gives a namespace or a link, so that
+	// what a killed run left behind can be found and removed.
+	prefix = "cnoe2e-"
+)
+
+// Host is a network namespace on the bridge.
+type Host struct {
+	Netns string
+	IP    net.IP
+	MAC   net.HardwareAddr
+	veth  string // its end in the host's namespace
+}
+
+// Network is the bridge and the hosts on it.
+type Network struct {
+	Client *Host
+	nodes  map[string]*Host
+	lock   *os.File
+
+	mu   sync.Mutex
+	pods map[int]*Host // by the last byte of the address, minus podFirst
+}
+
+// NewNetwork creates the bridge, a namespace per node addressed with its
+// InternalIP, and the client. Only one test network exists on a machine at a
+// time: a second waits for the first to be closed.
+func NewNetwork(nodes map[string]string) (_ *Network, err error) {
+	if os.Geteuid() != 0 {
+		return nil, ErrNotRoot
+	}
+	if err := isolated(); err != nil {
+		return nil, err
+	}
+	lock, err := lockNetwork()
+	if err != nil {
+		return nil, err
+	}
+	n := &Network{nodes: map[string]*Host{}, lock: lock, pods: map[int]*Host{}}
+	defer func() {
+		if err != nil {
+			n.Close()
+		}
+	}()
+	removeLeftovers()
+	if err := ip("link", "add", bridge, "type", "bridge"); err != nil {
+		return nil, err
+	}
+	for _, cmd := range [][]string{
+		{"addr", "add", HostAddress + "/24", "dev", bridge},
+		{"addr", "add", podGateway + "/24", "dev", bridge},
+		{"link", "set", bridge, "up"},
+	} {
+		if err := ip(cmd...); err != nil {
+			return nil, err
+		}
+	}
+	i := 0
+	for name, addr := range nodes {
+		h, err := addHost(prefix+name, fmt.Sprintf("%sn%d", prefix, i), addr, "")
+		if err != nil {
+			return nil, err
+		}
+		n.nodes[name] = h
+		i++
+	}
+	if n.Client, err = addHost(prefix+"client", prefix+"c", ClientAddress, ""); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// ErrNotRoot says why no network can be made.
+var ErrNotRoot = fmt.Errorf("network namespaces need root: run the tests as root (CI does)")
+
+// Node returns the host of a node, nil if it has none.
+func (n *Network) Node(name string) *Host { return n.nodes[name] }
+
+// Close removes every namespace and link it made.
+func (n *Network) Close() {
+	removeLeftovers()
+	if n.lock != nil {
+		n.lock.Close()
+	}
+}
+
+// addPod makes a namespace for a pod with its own address.
+func (n *Network) addPod() (*Host, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	i := 0
+	for n.pods[i] != nil {
+		i++
+	}
+	if podFirst+i > 250 {
+		return nil, fmt.Errorf("no pod address left")
+	}
+	h, err := addHost(fmt.Sprintf("%spod%d", prefix, i), fmt.Sprintf("%sp%d", prefix, i), fmt.Sprintf("198.51.100.%d", podFirst+i), podGateway)
+	if err != nil {
+		return nil, err
+	}
+	n.pods[i] = h
+	return h, nil
+}
+
+// removePod removes a pod's namespace.
+func (n *Network) removePod(h *Host) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for i, p := range n.pods {
+		if p == h {
+			delete(n.pods, i)
+		}
+	}
+	_ = ip("link", "del", h.veth)
+	_ = ip("netns", "del", h.Netns)
+}
+
+// addHost makes a namespace whose eth0 is a veth to the bridge. The name eth0
+// matters: MetalLB's speaker never announces on interfaces named veth*.
+func addHost(netns, veth, addr, gateway string) (*Host, error) {
+	cmds := [][]string{
+		{"netns", "add", netns},
+		{"link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", netns},
+		{"link", "set", veth, "master", bridge, "up"},
+		{"-n", netns, "addr", "add", addr + "/24", "dev", "eth0"},
+		{"-n", netns, "link", "set", "eth0", "up"},
+		{"-n", netns, "link", "set", "lo", "up"},
+	}
+	if gateway != "" {
+		cmds = append(cmds, []string{"-n", netns, "route", "add", "default", "via", gateway})
+	}
+	for _, cmd := range cmds {
+		if err := ip(cmd...); err != nil {
+			return nil, err
+		}
+	}
+	h := &Host{Netns: netns, IP: net.ParseIP(addr), veth: veth}
+	err := inNetns(netns, func() error {
+		iface, err := net.InterfaceByName("eth0")
+		if err == nil {
+			h.MAC = iface.HardwareAddr
+		}
+		return err
+	})
+	return h, err
+}
+
+// removeLeftovers deletes every namespace and link named with the prefix.
+func removeLeftovers() {
+	entries, _ := os.ReadDir(netnsDir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) {
+			_ = ip("netns", "del", e.Name())
+		}
+	}
+	ifaces, _ := net.Interfaces()
+	for _, i := range ifaces {
+		if strings.HasPrefix(i.Name, prefix) {
+			_ = ip("link", "del", i.Name)
+		}
+	}
+}
+
+// lockNetwork takes the machine-wide lock on the test network's names.
+func lockNetwork() (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), prefix+"network.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func ip(args ...string) error {
+	out, err := exec.Command("ip", args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}

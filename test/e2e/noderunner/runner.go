@@ -1,0 +1,199 @@
+// Package noderunner plays the kubelet of test nodes for chosen Pods: it runs
+// their containers as real processes (the locally built MetalLB binaries), each
+// in its pod's network namespace on a test bridge and in a mount namespace of
+// its own whose root holds the pod's volumes at their mount paths, and it
+// reports the Pods' status as a kubelet does. kwok keeps the Nodes and the
+// other Pods.
+//
+// What a kubelet does and this runner does too: fieldRef, Secret and ConfigMap
+// values in the environment; Secret, ConfigMap, projected (service-account
+// token, kube-root-ca.crt, namespace) and emptyDir volumes, Secrets and
+// ConfigMaps kept current; the pod's user, groups and read-only root; readiness
+// probes (HTTP) with their delays, periods and thresholds; restarts with
+// back-off; on deletion SIGTERM, the grace period, SIGKILL, then the Pod's
+// removal. What it does not: liveness probes, resource limits, capabilities
+// (containers run with root's), image pulls (an image names a local binary).
+package noderunner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"sync"
+	"syscall"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Options configure a Runner.
+type Options struct {
+	Client  kubernetes.Interface
+	Network *Network
+	// APIServer is the URL containers reach the API server at.
+	APIServer string
+	// Namespace and Selector choose the Pods it runs; kwok must leave them alone
+	// (testenv.Options.KwokIgnoresPods).
+	Namespace, Selector string
+	// Binaries maps an image's name (the last part of its repository, "speaker"
+	// for quay.io/metallb/speaker:v0.16.1) to the binary that runs for it. The
+	// binary appears in the container at /<name>, as in MetalLB's images.
+	Binaries map[string]string
+	// Dir holds the pods' volumes, roots and container logs.
+	Dir string
+	// Logf, if set, hears about containers starting and stopping.
+	Logf func(format string, args ...any)
+}
+
+// Runner runs the containers of the chosen Pods on the Network's nodes.
+type Runner struct {
+	opts    Options
+	self    string // this program, which becomes each container (see Main)
+	ctx     context.Context
+	cancel  context.CancelFunc
+	running sync.WaitGroup
+
+	mu      sync.Mutex
+	pods    map[types.UID]*podRun
+	stopped map[string]bool // nodes whose kubelet is gone
+}
+
+// Start runs the Pods of the Network's nodes until Close.
+func Start(ctx context.Context, opts Options) (*Runner, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	r := &Runner{opts: opts, self: self, pods: map[types.UID]*podRun{}, stopped: map[string]bool{}}
+	r.ctx, r.cancel = context.WithCancel(ctx)
+	factory := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithNamespace(opts.Namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = opts.Selector }))
+	informer := factory.Core().V1().Pods().Informer()
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    r.podChanged,
+		UpdateFunc: func(_, obj any) { r.podChanged(obj) },
+		DeleteFunc: r.podDeleted,
+	}); err != nil {
+		return nil, err
+	}
+	factory.Start(r.ctx.Done())
+	return r, nil
+}
+
+// Close stops every container at once (SIGKILL) and removes what the pods
+// used: folders and network namespaces.
+func (r *Runner) Close() {
+	r.cancel()
+	r.running.Wait()
+}
+
+// StopNode makes a node's kubelet go away, as when the node fails (SIGKILL) or
+// shuts down (SIGTERM): its containers get the signal and nothing on the node
+// is restarted or reported again.
+func (r *Runner) StopNode(node string, sig syscall.Signal) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopped[node] = true
+	for _, p := range r.pods {
+		if p.node == node {
+			p.signal(sig)
+		}
+	}
+}
+
+func (r *Runner) nodeStopped(node string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopped[node]
+}
+
+// ContainerLog returns what a pod's container printed, restarts included.
+func (r *Runner) ContainerLog(pod, container string) string {
+	b, _ := os.ReadFile(r.logFile(pod, container))
+	return string(b)
+}
+
+func (r *Runner) logFile(pod, container string) string {
+	return path.Join(r.opts.Dir, pod+"_"+container+".log")
+}
+
+// LogTails returns the last lines of every container's log, for a failed test.
+func (r *Runner) LogTails(lines int) string {
+	entries, _ := os.ReadDir(r.opts.Dir)
+	var b strings.Builder
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".log"); ok {
+			data, _ := os.ReadFile(path.Join(r.opts.Dir, e.Name()))
+			all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+			fmt.Fprintf(&b, "--- %s ---\n%s\n", name, strings.Join(all[max(0, len(all)-lines):], "\n"))
+		}
+	}
+	return b.String()
+}
+
+func (r *Runner) podChanged(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || pod.Spec.NodeName == "" || r.opts.Network.Node(pod.Spec.NodeName) == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p := r.pods[pod.UID]; p != nil {
+		p.changed(pod)
+		return
+	}
+	if r.ctx.Err() != nil || r.stopped[pod.Spec.NodeName] {
+		return
+	}
+	p := newPodRun(r, pod)
+	r.pods[pod.UID] = p
+	r.running.Add(1)
+	go func() {
+		defer r.running.Done()
+		p.run()
+		r.mu.Lock()
+		delete(r.pods, pod.UID)
+		r.mu.Unlock()
+	}()
+}
+
+func (r *Runner) podDeleted(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p := r.pods[pod.UID]; p != nil {
+		p.deleted()
+	}
+}
+
+// binary finds the binary of an image and its path in the container.
+func (r *Runner) binary(image string) (hostPath, inContainer string, err error) {
+	name := image
+	if i := strings.LastIndexAny(name, "@"); i >= 0 {
+		name = name[:i]
+	}
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		name = name[:i]
+	}
+	name = path.Base(name)
+	hostPath, ok := r.opts.Binaries[name]
+	if !ok {
+		return "", "", fmt.Errorf("image %s: no local binary for %q", image, name)
+	}
+	return hostPath, "/" + name, nil
+}
