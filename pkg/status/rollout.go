@@ -18,6 +18,9 @@ type Rollout struct {
 	// Desired, Updated and Available count pods: replicas of a Deployment,
 	// nodes of a DaemonSet.
 	Desired, Updated, Available int64
+	// Old counts a Deployment's pods of earlier templates: while it surges, an
+	// old pod may be the available one.
+	Old int64
 	// Observed tells whether the workload's controller has seen its current spec.
 	Observed bool
 }
@@ -40,13 +43,15 @@ func RolloutOf(o *unstructured.Unstructured, versionAnnotation string) Rollout {
 			replicas = 1
 		}
 		r.Desired, r.Updated, r.Available = replicas, count("updatedReplicas"), count("availableReplicas")
+		r.Old = max(count("replicas")-r.Updated, 0)
 	}
 	return r
 }
 
-// Done tells whether every pod runs the current template and is available.
+// Done tells whether every pod runs the current template and is available,
+// and no pod of an earlier one is left.
 func (r Rollout) Done() bool {
-	return r.Observed && r.Updated >= r.Desired && r.Available >= r.Desired
+	return r.Observed && r.Updated >= r.Desired && r.Available >= r.Desired && r.Old == 0
 }
 
 // Unavailable counts the pods that should be available and are not.
@@ -65,10 +70,13 @@ func (r Rollout) Message() string {
 	if r.Unavailable() > 0 {
 		msg += fmt.Sprintf(", %d unavailable", r.Unavailable())
 	}
+	if r.Old > 0 {
+		msg += fmt.Sprintf(", %d old still running", r.Old)
+	}
 	return msg
 }
 
 // progress is what counts as progress: any change in the counts.
 func (r Rollout) progress() string {
-	return fmt.Sprintf("%s/%s:%d/%d/%d", r.Kind, r.Name, r.Desired, r.Updated, r.Available)
+	return fmt.Sprintf("%s/%s:%d/%d/%d/%d", r.Kind, r.Name, r.Desired, r.Updated, r.Available, r.Old)
 }

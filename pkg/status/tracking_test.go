@@ -3,6 +3,8 @@ package status
 import (
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestTrack(t *testing.T) {
@@ -58,5 +60,26 @@ func TestRolloutMessage(t *testing.T) {
 	}
 	if r.Done() {
 		t.Error("a rollout at 12 of 50 is done")
+	}
+}
+
+// A Deployment that surges has its new pod updated and its old one available:
+// not done until the old one went (the real controller's readiness showed it).
+func TestSurgingDeploymentIsNotDone(t *testing.T) {
+	d := &unstructured.Unstructured{Object: map[string]any{
+		"kind": "Deployment", "metadata": map[string]any{"name": "controller", "generation": int64(2)},
+		"spec":   map[string]any{"replicas": int64(1)},
+		"status": map[string]any{"observedGeneration": int64(2), "replicas": int64(2), "updatedReplicas": int64(1), "availableReplicas": int64(1)},
+	}}
+	r := RolloutOf(d, "version")
+	if r.Done() {
+		t.Error("a Deployment whose old pod is the available one is done")
+	}
+	if got, want := r.Message(), "controller: 1 of 1 replicas updated, 1 old still running"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+	_ = unstructured.SetNestedField(d.Object, int64(1), "status", "replicas")
+	if !RolloutOf(d, "version").Done() {
+		t.Error("a Deployment with its one new pod available is not done")
 	}
 }

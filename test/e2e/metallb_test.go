@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -237,4 +238,91 @@ func inPool(ip net.IP) bool {
 	v := ip.To4()
 	first, last := net.ParseIP(poolFirst).To4(), net.ParseIP(poolLast).To4()
 	return v != nil && string(v) >= string(first) && string(v) <= string(last)
+}
+
+// arpWatch probes an address every 100 ms, as a client that keeps talking to
+// the Service would, and keeps who answered when.
+type arpWatch struct {
+	stop    chan struct{}
+	done    chan struct{}
+	mu      sync.Mutex
+	answers []arpAnswer
+}
+
+type arpAnswer struct {
+	at   time.Time
+	node string // "" when nobody answered
+}
+
+const probeEvery = 100 * time.Millisecond
+
+func (c *metallbCluster) watchARP(t *testing.T, ip net.IP) *arpWatch {
+	t.Helper()
+	w := &arpWatch{stop: make(chan struct{}), done: make(chan struct{})}
+	macs := map[string]string{}
+	for _, n := range c.nodes {
+		macs[c.net.Node(n.Name).MAC.String()] = n.Name
+	}
+	go func() {
+		defer close(w.done)
+		ticker := time.NewTicker(probeEvery)
+		defer ticker.Stop()
+		for {
+			at := time.Now()
+			mac, err := c.arp.Probe(ip, probeEvery*9/10)
+			a := arpAnswer{at: at}
+			if err == nil && mac != nil {
+				a.node = macs[mac.String()]
+			}
+			w.mu.Lock()
+			w.answers = append(w.answers, a)
+			w.mu.Unlock()
+			select {
+			case <-w.stop:
+				return
+			case <-ticker.C:
+			}
+		}
+	}()
+	t.Cleanup(w.end)
+	return w
+}
+
+// end stops the probing; the answers can be read after it.
+func (w *arpWatch) end() {
+	select {
+	case <-w.stop:
+	default:
+		close(w.stop)
+	}
+	<-w.done
+}
+
+// longestGap is the longest time between two answered probes, and when it began.
+func (w *arpWatch) longestGap() (gap time.Duration, from time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var last time.Time
+	for _, a := range w.answers {
+		if a.node == "" {
+			continue
+		}
+		if !last.IsZero() && a.at.Sub(last) > gap {
+			gap, from = a.at.Sub(last), last
+		}
+		last = a.at
+	}
+	return gap, from
+}
+
+// firstAnswerAfter returns the first probe after t answered by another node than not.
+func (w *arpWatch) firstAnswerAfter(t time.Time, not string) (arpAnswer, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, a := range w.answers {
+		if a.at.After(t) && a.node != "" && a.node != not {
+			return a, true
+		}
+	}
+	return arpAnswer{}, false
 }

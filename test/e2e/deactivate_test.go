@@ -1,0 +1,48 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// Deactivate: deleting the advertisement and the pool (through MetalLB's own
+// webhooks) ends the answers, and the operator removes the workloads, while
+// MetalLB's CRDs and the memberlist key stay.
+func TestDeactivate(t *testing.T) {
+	c := newMetallbCluster(t)
+	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"))
+	op.waitReady(t)
+	c.configure(t)
+	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
+	ip := c.exposeService(t)
+	c.answerer(t, ip, 30*time.Second)
+	key := c.memberlistKey(t)
+
+	kubectl(t, c.env, "delete", "-n", metallbNamespace, "l2advertisement/l2", "ipaddresspool/pool")
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, errD := c.client.AppsV1().Deployments(metallbNamespace).Get(ctx, "controller", metav1.GetOptions{})
+		_, errS := c.client.AppsV1().DaemonSets(metallbNamespace).Get(ctx, "speaker", metav1.GetOptions{})
+		pods, err := c.client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app=metallb"})
+		return apierrors.IsNotFound(errD) && apierrors.IsNotFound(errS) && err == nil && len(pods.Items) == 0, nil
+	})
+	if err != nil {
+		t.Fatal("the controller, the speakers and their pods were not removed within 60s of deleting the configuration")
+	}
+	for range 10 {
+		if mac, err := c.arp.Probe(ip, 100*time.Millisecond); err != nil || mac != nil {
+			t.Fatalf("%s is still answered (by %s, error %v) after MetalLB was deactivated", ip, mac, err)
+		}
+	}
+	if got := c.memberlistKey(t); got != key {
+		t.Error("the memberlist key changed or went on deactivation")
+	}
+	for _, crd := range []string{"ipaddresspools.metallb.io", "l2advertisements.metallb.io", "bgppeers.metallb.io"} {
+		kubectl(t, c.env, "get", "crd", crd)
+	}
+	t.Logf("after deactivation, %s is not answered; the CRDs and the memberlist key remain", ip)
+}

@@ -1,0 +1,146 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// Upgrade without loss: a new release of the operator replaces every speaker
+// (and the controller) by rolling updates while a client asks for the
+// Service's address every 100 ms; no gap is longer than 1 s, the memberlist
+// key stays, and every new speaker joins the others.
+func TestUpgradeWithoutLoss(t *testing.T) {
+	c := newMetallbCluster(t)
+	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"))
+	op.waitReady(t)
+	c.configure(t)
+	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
+	ip := c.exposeService(t)
+	c.answerer(t, ip, 30*time.Second)
+	key := c.memberlistKey(t)
+	before := c.speakerPods(t)
+
+	w := c.watchARP(t, ip)
+	started := time.Now()
+	op.stop(t)
+	op = startOperator(t, c.env, release("4.22.1", "v0.16.1-1"))
+	op.waitReady(t)
+	c.waitMetallb(t, "v0.16.1-1", 5*time.Minute)
+	c.waitSpeakerRollout(t)
+	time.Sleep(time.Second)
+	w.end()
+
+	gap, at := w.longestGap()
+	t.Logf("UPGRADE: every speaker replaced in %s; %d probes; longest gap between answers %s, from %s after the new operator started",
+		time.Since(started).Round(time.Second), len(w.answers), gap.Round(time.Millisecond), at.Sub(started).Round(time.Millisecond))
+	if gap > time.Second {
+		t.Errorf("the address went unanswered for %s during the upgrade; at most 1s is allowed", gap)
+	}
+	if got := c.memberlistKey(t); got != key {
+		t.Error("the memberlist key changed during the upgrade")
+	}
+	c.assertControllerFirst(t, "v0.16.1-1")
+	after := c.speakerPods(t)
+	for node, pod := range after {
+		if before[node] == pod {
+			t.Errorf("the speaker on %s was not replaced", node)
+		}
+		log := c.runner.ContainerLog(pod, "speaker")
+		if !joinedOthers(log) {
+			t.Errorf("the new speaker %s on %s did not join the other speakers' memberlist cluster; its log:\n%s", pod, node, log)
+		}
+	}
+}
+
+// joinedOthers tells whether a speaker's log shows it joining memberlist with
+// others, and never failing to join some.
+func joinedOthers(log string) bool {
+	joined := false
+	for _, line := range strings.Split(log, "\n") {
+		var entry map[string]any
+		if json.Unmarshal([]byte(line), &entry) != nil {
+			continue
+		}
+		switch entry["msg"] {
+		case "memberlist join successfully":
+			n, _ := entry["number of other nodes"].(float64)
+			joined = joined || int(n) >= 1
+		case "partial join":
+			return false
+		}
+	}
+	return joined
+}
+
+func (c *metallbCluster) memberlistKey(t *testing.T) string {
+	t.Helper()
+	s, err := c.client.CoreV1().Secrets(metallbNamespace).Get(t.Context(), "memberlist", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(s.Data["secretkey"])
+}
+
+// speakerPods names the speaker pod of each node.
+func (c *metallbCluster) speakerPods(t *testing.T) map[string]string {
+	t.Helper()
+	pods, err := c.client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "component=speaker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byNode := map[string]string{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			byNode[p.Spec.NodeName] = p.Name
+		}
+	}
+	return byNode
+}
+
+func (c *metallbCluster) waitSpeakerRollout(t *testing.T) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		ds, err := c.client.AppsV1().DaemonSets(metallbNamespace).Get(ctx, "speaker", metav1.GetOptions{})
+		return err == nil && daemonSetDone(ds), nil
+	})
+	if err != nil {
+		t.Fatal("the speaker DaemonSet did not finish rolling out")
+	}
+}
+
+// assertControllerFirst checks the order of the upgrade: no speaker was
+// replaced before the new controller, which serves the webhooks, was ready by
+// its own readiness endpoint. (Times are whole seconds on both sides, so the
+// comparison cannot fail on a correct order.)
+func (c *metallbCluster) assertControllerFirst(t *testing.T, tag string) {
+	t.Helper()
+	pods, err := c.client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "app=metallb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var controllerReady metav1.Time
+	for _, p := range pods.Items {
+		if p.Labels["component"] == "controller" && strings.HasSuffix(p.Spec.Containers[0].Image, ":"+tag) {
+			for _, cond := range p.Status.Conditions {
+				if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+					controllerReady = cond.LastTransitionTime
+				}
+			}
+		}
+	}
+	if controllerReady.IsZero() {
+		t.Fatalf("no ready controller of %s", tag)
+	}
+	for _, p := range pods.Items {
+		if p.Labels["component"] == "speaker" && p.CreationTimestamp.Before(&controllerReady) {
+			t.Errorf("speaker %s was replaced at %s, before the new controller was ready at %s", p.Name, p.CreationTimestamp, controllerReady)
+		}
+	}
+}
