@@ -1,7 +1,11 @@
-// Command demo shows the operator at work on a local control plane that it
+// Command demo tells the operator's story on a local control plane that it
 // starts itself (etcd, kube-apiserver, kube-controller-manager, kube-scheduler
-// and kwok with three fake nodes): it takes its Lease, and deploys MetalLB when
-// an IPAddressPool is created. It runs until Ctrl-C, then stops everything.
+// and kwok with three nodes): the operator takes its Lease; a pool and an
+// advertisement make it deploy MetalLB, whose real controller and speakers
+// run in network namespaces (test/e2e/noderunner); a LoadBalancer Service
+// gets an address that a client reaches by ARP; then a new release of the
+// operator replaces every MetalLB pod while the client keeps asking. It ends by
+// itself, or on Ctrl-C, and stops everything. It needs root.
 package main
 
 import (
@@ -10,100 +14,203 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	crclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bmlb/cluster-network-operator/pkg/operator"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
 )
 
 const (
 	operatorNamespace = "cluster-network-operator"
+	metallbNamespace  = "metallb-system"
 	healthAddr        = "127.0.0.1:18081"
 	metricsAddr       = "127.0.0.1:18080"
 )
 
 func main() {
+	noderunner.Main() // when this run is a MetalLB container, it becomes it
+	if os.Geteuid() != 0 {
+		fmt.Fprintln(os.Stderr, "demo: needs root: MetalLB's speakers run in network namespaces, one per node")
+		os.Exit(1)
+	}
+	if code, done := noderunner.Isolate(); done {
+		os.Exit(code) // the demo ran in a network namespace of its own
+	}
 	binary := flag.String("operator", "bin/cluster-network-operator", "the operator binary to run")
+	keep := flag.Bool("wait", false, "keep everything running at the end, until Ctrl-C")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *binary); err != nil {
+	err := run(ctx, *binary, *keep)
+	switch {
+	case ctx.Err() != nil:
+		step("interrupted; everything is stopped")
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, binary string) error {
-	step("starting a control plane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok with 3 nodes")
-	env, err := testenv.Start(ctx, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(3)})
-	if err != nil {
-		return err
-	}
-	defer func() {
-		step("stopping the control plane")
-		env.Stop()
-	}()
-	client := kubernetes.NewForConfigOrDie(env.Config)
-	if err := showNodes(ctx, client); err != nil {
-		return err
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}
-	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		return err
-	}
+// demo is what the story runs on.
+type demo struct {
+	env    *testenv.Env
+	client kubernetes.Interface
+	net    *noderunner.Network
+	runner *noderunner.Runner
+	arp    *noderunner.ARPProber
+	nodes  []testenv.Node
+	// live is set while a progress line is being rewritten in place.
+	live atomic.Bool
+}
 
-	step("starting the operator: " + binary)
-	op, err := startOperator(binary, env.Kubeconfig)
+func run(ctx context.Context, binary string, keep bool) error {
+	d := &demo{nodes: testenv.Nodes(3)}
+	stopAll, err := d.start(ctx)
+	defer stopAll()
 	if err != nil {
 		return err
 	}
-	defer func() {
-		step("stopping the operator (SIGTERM)")
-		_ = op.Process.Signal(syscall.SIGTERM)
-		_ = op.Wait()
-	}()
+	abs, _ := filepath.Abs(binary)
+	step("starting the operator, release 4.22.0 (MetalLB images quay.io/metallb/*:v0.16.1): " + abs)
+	op, err := startOperator(abs, d.env.Kubeconfig, "4.22.0", "v0.16.1")
+	if err != nil {
+		return err
+	}
+	defer func() { stopOperator(op) }()
 	if err := showHealth(ctx); err != nil {
 		return err
 	}
-	if err := showLease(ctx, client); err != nil {
+	if err := d.showLease(ctx); err != nil {
 		return err
 	}
-	if err := showActivation(ctx, env); err != nil {
+	if err := d.configure(ctx); err != nil {
+		return err
+	}
+	if err := d.waitMetallb(ctx, "v0.16.1"); err != nil {
+		return err
+	}
+	ip, err := d.expose(ctx)
+	if err != nil {
+		return err
+	}
+	if err := d.showAnswers(ctx, ip); err != nil {
 		return err
 	}
 
-	kubectl, _ := testenv.Binary("kubectl")
-	step("running; press Ctrl-C to stop. Look around with:")
-	fmt.Printf("    export KUBECONFIG=%s\n    %s get nodes,ipaddresspools,daemonsets,pods -A\n", env.Kubeconfig, kubectl)
-	<-ctx.Done()
+	step("upgrade: the operator of release 4.22.1 (images :v0.16.1-1) replaces the one of 4.22.0")
+	stopOperator(op)
+	if op, err = startOperator(abs, d.env.Kubeconfig, "4.22.1", "v0.16.1-1"); err != nil {
+		return err
+	}
+	if err := d.followUpgrade(ctx, ip, "v0.16.1-1"); err != nil {
+		return err
+	}
+	if err := d.showPods(ctx); err != nil {
+		return err
+	}
+	if keep {
+		kubectl, _ := testenv.Binary("kubectl")
+		step("running; press Ctrl-C to stop. From this demo's network namespace (nsenter -t " + fmt.Sprint(os.Getpid()) + " -n):")
+		fmt.Printf("    export KUBECONFIG=%s\n    %s get nodes,ipaddresspools,services,pods -A\n", d.env.Kubeconfig, kubectl)
+		<-ctx.Done()
+	}
 	return nil
 }
 
-func startOperator(binary, kubeconfig string) (*exec.Cmd, error) {
-	logFile := filepath.Join(os.TempDir(), "cno-demo-operator.log")
+// start makes the network, the control plane and the node runner; the
+// function it returns stops them, newest first.
+func (d *demo) start(ctx context.Context) (func(), error) {
+	var stops []func()
+	stopAll := func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	addrs := map[string]string{}
+	for _, n := range d.nodes {
+		addrs[n.Name] = n.InternalIP
+	}
+	step("making the test network: a bridge, a network namespace per node (192.0.2.10-12) and a client (192.0.2.2)")
+	var err error
+	if d.net, err = noderunner.NewNetwork(addrs); err != nil {
+		return stopAll, err
+	}
+	stops = append(stops, func() { step("removing the test network"); d.net.Close() })
+	step("starting a control plane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok with 3 nodes")
+	d.env, err = testenv.Start(ctx, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: d.nodes,
+		KwokIgnoresPods: "app=metallb", Address: noderunner.HostAddress})
+	if err != nil {
+		return stopAll, err
+	}
+	stops = append(stops, func() { step("stopping the control plane"); d.env.Stop() })
+	d.client = kubernetes.NewForConfigOrDie(d.env.Config)
+	for _, n := range d.nodes {
+		fmt.Printf("    node %s %s Ready (kwok; MetalLB's pods on it run for real)\n", n.Name, n.InternalIP)
+	}
+	dir, err := os.MkdirTemp("", "cno-demo-pods-")
+	if err != nil {
+		return stopAll, err
+	}
+	stops = append(stops, func() { _ = os.RemoveAll(dir) })
+	binaries := map[string]string{}
+	for image, binary := range map[string]string{"controller": "metallb-controller", "speaker": "metallb-speaker"} {
+		if binaries[image], err = testenv.Binary(binary); err != nil {
+			return stopAll, err
+		}
+	}
+	d.runner, err = noderunner.Start(ctx, noderunner.Options{Client: d.client, Network: d.net, APIServer: d.env.Config.Host,
+		Namespace: metallbNamespace, Selector: "app=metallb", Binaries: binaries, Dir: dir,
+		Logf: d.runnerLog})
+	if err != nil {
+		return stopAll, err
+	}
+	stops = append(stops, func() { step("stopping MetalLB's processes"); d.runner.Close() })
+	if d.arp, err = noderunner.NewARPProber(d.net.Client); err != nil {
+		return stopAll, err
+	}
+	stops = append(stops, d.arp.Close)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}
+	_, err = d.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+	return stopAll, err
+}
+
+// runnerLog shows what the node runner does, below a live progress line.
+func (d *demo) runnerLog(format string, args ...any) {
+	if d.live.Load() {
+		fmt.Println()
+	}
+	fmt.Printf("    node runner: "+format+"\n", args...)
+}
+
+func startOperator(binary, kubeconfig, release, tag string) (*exec.Cmd, error) {
+	logFile := filepath.Join(os.TempDir(), "cno-demo-operator-"+release+".log")
 	out, err := os.Create(logFile)
 	if err != nil {
 		return nil, err
 	}
+	defer out.Close()
 	cmd := exec.Command(binary, "start", "--kubeconfig="+kubeconfig,
 		"--operator-namespace="+operatorNamespace,
 		"--health-probe-bind-address="+healthAddr, "--metrics-bind-address="+metricsAddr,
-		// kwok's fake nodes run no MetalLB controller to serve the webhooks.
-		"--metallb-webhooks=false",
 		"--log-format=console")
+	cmd.Env = append(os.Environ(), "RELEASE_VERSION="+release,
+		"METALLB_CONTROLLER_IMAGE=quay.io/metallb/controller:"+tag, "METALLB_SPEAKER_IMAGE=quay.io/metallb/speaker:"+tag)
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group: Ctrl-C reaches the demo, which stops it in order.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -111,15 +218,13 @@ func startOperator(binary, kubeconfig string) (*exec.Cmd, error) {
 	return cmd, cmd.Start()
 }
 
-func showNodes(ctx context.Context, client kubernetes.Interface) error {
-	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
+func stopOperator(op *exec.Cmd) {
+	if op.ProcessState != nil {
+		return
 	}
-	for _, n := range nodes.Items {
-		fmt.Printf("    node %s %s Ready\n", n.Name, n.Status.Addresses[0].Address)
-	}
-	return nil
+	step("stopping the operator (SIGTERM)")
+	_ = op.Process.Signal(syscall.SIGTERM)
+	_ = op.Wait()
 }
 
 func showHealth(ctx context.Context) error {
@@ -143,10 +248,10 @@ func showHealth(ctx context.Context) error {
 	return nil
 }
 
-func showLease(ctx context.Context, client kubernetes.Interface) error {
+func (d *demo) showLease(ctx context.Context) error {
 	var holder string
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		lease, err := client.CoordinationV1().Leases(operatorNamespace).Get(ctx, operator.LeaseName, metav1.GetOptions{})
+		lease, err := d.client.CoordinationV1().Leases(operatorNamespace).Get(ctx, operator.LeaseName, metav1.GetOptions{})
 		if err != nil || lease.Spec.HolderIdentity == nil {
 			return false, nil
 		}
@@ -160,47 +265,208 @@ func showLease(ctx context.Context, client kubernetes.Interface) error {
 	return nil
 }
 
-// showActivation creates an IPAddressPool, as a user would, and shows MetalLB
-// appearing: the CRDs were there first, then the controller and a speaker on
-// every node.
-func showActivation(ctx context.Context, env *testenv.Env) error {
-	c, err := crclient.New(env.Config, crclient.Options{})
+const config = `apiVersion: metallb.io/v1beta1
+kind: IPAddressPool
+metadata:
+  name: demo
+  namespace: metallb-system
+spec:
+  addresses:
+  - 192.0.2.100-192.0.2.110
+---
+apiVersion: metallb.io/v1beta1
+kind: L2Advertisement
+metadata:
+  name: demo
+  namespace: metallb-system
+`
+
+// configure applies a pool and an advertisement with kubectl, as a user would,
+// once the operator has installed MetalLB's CRDs.
+func (d *demo) configure(ctx context.Context) error {
+	step("the operator installs MetalLB's CRDs; nothing runs until MetalLB is configured. kubectl apply -f -:")
+	fmt.Print(indent(config))
+	kubectl, err := testenv.Binary("kubectl")
 	if err != nil {
 		return err
 	}
-	step("the operator installs MetalLB's CRDs; nothing runs until MetalLB is configured")
-	pool := &unstructured.Unstructured{}
-	pool.SetAPIVersion("metallb.io/v1beta1")
-	pool.SetKind("IPAddressPool")
-	pool.SetNamespace("metallb-system")
-	pool.SetName("demo")
-	_ = unstructured.SetNestedStringSlice(pool.Object, []string{"192.0.2.100-192.0.2.110"}, "spec", "addresses")
+	var out []byte
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		return c.Create(ctx, pool) == nil, nil // once the CRD is served
+		cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", d.env.Kubeconfig, "apply", "-f", "-")
+		cmd.Stdin = strings.NewReader(config)
+		out, err = cmd.CombinedOutput()
+		return err == nil, nil
 	})
 	if err != nil {
-		return fmt.Errorf("creating the IPAddressPool: %v", err)
+		return fmt.Errorf("kubectl apply: %s", out)
 	}
-	step("created IPAddressPool metallb-system/demo (192.0.2.100-192.0.2.110): the operator deploys MetalLB")
-	client := kubernetes.NewForConfigOrDie(env.Config)
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		ds, err := client.AppsV1().DaemonSets("metallb-system").Get(ctx, "speaker", metav1.GetOptions{})
-		if err != nil {
-			return false, nil
+	fmt.Print(indent(string(out)))
+	step("the operator deploys MetalLB: the controller, then a speaker on every node; ready when their own /readyz answers")
+	return nil
+}
+
+// waitMetallb waits until the controller and every speaker of the tag are ready.
+func (d *demo) waitMetallb(ctx context.Context, tag string) error {
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		ready, _, err := d.readyPods(ctx, tag)
+		return err == nil && ready["controller"] == 1 && ready["speaker"] == len(d.nodes), nil
+	})
+	if err != nil {
+		return errors.New("MetalLB did not become ready within 3 minutes")
+	}
+	return d.showPods(ctx)
+}
+
+// readyPods counts the ready MetalLB pods of the tag by component, and all pods.
+func (d *demo) readyPods(ctx context.Context, tag string) (map[string]int, int, error) {
+	pods, err := d.client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app=metallb"})
+	if err != nil {
+		return nil, 0, err
+	}
+	ready := map[string]int{}
+	for _, p := range pods.Items {
+		if podReady(&p) && p.DeletionTimestamp == nil && strings.HasSuffix(p.Spec.Containers[0].Image, ":"+tag) {
+			ready[p.Labels["component"]]++
 		}
-		return ds.Status.NumberReady == 3, nil
-	})
-	if err != nil {
-		return errors.New("MetalLB did not come up")
 	}
-	pods, err := client.CoreV1().Pods("metallb-system").List(ctx, metav1.ListOptions{})
+	return ready, len(pods.Items), nil
+}
+
+func (d *demo) showPods(ctx context.Context) error {
+	pods, err := d.client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app=metallb"})
 	if err != nil {
 		return err
 	}
 	for _, p := range pods.Items {
-		fmt.Printf("    pod %-28s on %-7s %s\n", p.Name, p.Spec.NodeName, p.Status.Phase)
+		fmt.Printf("    pod %-28s on %-7s %-38s ready=%v\n", p.Name, p.Spec.NodeName, p.Spec.Containers[0].Image, podReady(&p))
 	}
 	return nil
+}
+
+// expose creates a LoadBalancer Service with a ready endpoint and waits for
+// its address.
+func (d *demo) expose(ctx context.Context) (net.IP, error) {
+	step("a LoadBalancer Service default/web, with one ready endpoint (a pod kwok runs on " + d.nodes[0].Name + ")")
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{NodeName: d.nodes[0].Name, Containers: []corev1.Container{{Name: "web", Image: "registry.example.com/web:1"}}},
+	}
+	if _, err := d.client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "web"},
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}
+	if _, err := d.client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	var ip net.IP
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		s, err := d.client.CoreV1().Services("default").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil || len(s.Status.LoadBalancer.Ingress) == 0 {
+			return false, nil
+		}
+		ip = net.ParseIP(s.Status.LoadBalancer.Ingress[0].IP)
+		return true, nil
+	})
+	if err != nil {
+		return nil, errors.New("the Service got no address within a minute")
+	}
+	fmt.Printf("    status.loadBalancer.ingress: %s (handed out by MetalLB's controller)\n", ip)
+	return ip, nil
+}
+
+// showAnswers asks who has the address, from the client, until answered.
+func (d *demo) showAnswers(ctx context.Context, ip net.IP) error {
+	step(fmt.Sprintf("the client %s asks by ARP who has %s", noderunner.ClientAddress, ip))
+	answered := 0
+	for deadline := time.Now().Add(30 * time.Second); answered < 3 && time.Now().Before(deadline) && ctx.Err() == nil; {
+		mac, err := d.arp.Probe(ip, 500*time.Millisecond)
+		if err != nil {
+			return err
+		}
+		if mac != nil {
+			fmt.Printf("    reply: %s is at %s (%s's speaker)\n", ip, mac, d.nodeOf(mac))
+			answered++
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	if answered == 0 {
+		return fmt.Errorf("nobody answered for %s", ip)
+	}
+	return nil
+}
+
+func (d *demo) nodeOf(mac net.HardwareAddr) string {
+	for _, n := range d.nodes {
+		if d.net.Node(n.Name).MAC.String() == mac.String() {
+			return n.Name
+		}
+	}
+	return "unknown"
+}
+
+// followUpgrade shows the rollout on one live line while the client asks for
+// the address every 100 ms.
+func (d *demo) followUpgrade(ctx context.Context, ip net.IP, tag string) error {
+	var probes, answers int
+	var gap, longest time.Duration
+	lastAnswer := time.Now()
+	deadline := time.Now().Add(5 * time.Minute)
+	d.live.Store(true)
+	defer d.live.Store(false)
+	shown := ""
+	for next := time.Now(); ctx.Err() == nil; next = next.Add(100 * time.Millisecond) {
+		time.Sleep(time.Until(next))
+		mac, err := d.arp.Probe(ip, 90*time.Millisecond)
+		if err != nil {
+			return err
+		}
+		probes++
+		if mac != nil {
+			answers++
+			gap, lastAnswer = time.Since(lastAnswer), time.Now()
+			longest = max(longest, gap)
+		}
+		if probes%5 != 0 {
+			continue
+		}
+		ready, total, err := d.readyPods(ctx, tag)
+		if err != nil {
+			continue
+		}
+		state := fmt.Sprintf("controller %d/1, speakers %d/%d on %s", ready["controller"], ready["speaker"], len(d.nodes), tag)
+		if state != shown || probes%50 == 0 {
+			fmt.Printf("\r    %s; ARP answered %d of %d probes, longest gap %s   ", state, answers, probes, longest.Round(10*time.Millisecond))
+			shown = state
+		}
+		if ready["controller"] == 1 && ready["speaker"] == len(d.nodes) && total == len(d.nodes)+1 {
+			fmt.Println()
+			step(fmt.Sprintf("upgraded: every MetalLB pod runs %s; %s was answered throughout (longest gap %s)", tag, ip, longest.Round(10*time.Millisecond)))
+			return nil
+		}
+		if time.Now().After(deadline) {
+			fmt.Println()
+			return errors.New("the upgrade did not finish within 5 minutes")
+		}
+	}
+	fmt.Println()
+	return ctx.Err()
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ") + "\n"
 }
 
 func step(s string) { fmt.Printf("==> %s\n", s) }
