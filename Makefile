@@ -17,7 +17,7 @@ TESTFLAGS ?= -count=1 -p 2 -timeout 30m -v
 export TESTENV_TOOLS_PATH := $(shell hack/tools.sh path)
 CONTROLLER_GEN = $(shell hack/tools.sh path | tr : '\n' | grep controller-tools)/controller-gen
 
-.PHONY: all build tools test test-unit test-integration test-e2e verify generate-verify bench demo clean update-bindata generate
+.PHONY: all build tools test test-unit test-integration test-e2e verify generate-verify bench demo clean update-bindata generate netns-tools
 
 all: build
 
@@ -39,8 +39,10 @@ test-unit:
 test-integration: tools
 	$(GO) test $(TESTFLAGS) ./cmd/... ./pkg/...
 
-## test-e2e: the operator binary driven through whole stories.
-test-e2e: tools
+## test-e2e: the operator binary driven through whole stories; as root also
+## the stories with the real MetalLB binaries in network namespaces.
+test-e2e: tools netns-tools
+	@if [ "$$(id -u)" != 0 ]; then echo "NOTE: not root: the MetalLB stories (address, failover, upgrade, deactivate) need network namespaces and will SKIP"; fi
 	$(GO) test $(TESTFLAGS) ./test/e2e/...
 
 ## update-bindata: copy MetalLB's CRDs and native manifest from the pinned release.
@@ -78,9 +80,16 @@ generate-verify: generate
 bench: tools
 	$(GO) test -count=1 -run '^$$' -bench . -benchmem ./...
 
-## demo: the operator at work on a local control plane; Ctrl-C stops it.
-demo: build tools
+## demo: the operator's story on a local control plane, with the real MetalLB
+## answering ARP in network namespaces (needs root); Ctrl-C stops it.
+demo: build tools netns-tools
 	$(GO) run ./hack/demo --operator $(BIN)
+
+# netns-tools: `ip` (iproute2, from Debian) makes the test network's
+# namespaces, bridge and veths.
+netns-tools:
+	@command -v ip >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq iproute2; } || \
+	  echo "NOTE: iproute2 is missing and cannot be installed without root"
 
 clean:
 	rm -rf bin

@@ -43,6 +43,9 @@ type metallbCluster struct {
 // when not root: network namespaces need it.
 func newMetallbCluster(t *testing.T) *metallbCluster {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a control plane: not run with -short")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: the MetalLB end-to-end stories run the real speaker in network namespaces, which needs root (CI runs as root)")
 	}
