@@ -5,6 +5,12 @@
 // reports the Pods' status as a kubelet does. kwok keeps the Nodes and the
 // other Pods.
 //
+// Containers find the API server as in a cluster, not through a kubeconfig:
+// the pod's service-account token and CA are projected into
+// /var/run/secrets/kubernetes.io/serviceaccount, and KUBERNETES_SERVICE_HOST
+// and _PORT give the API server's own address (no kube-proxy makes the
+// kubernetes Service's address reachable here).
+//
 // What a kubelet does and this runner does too: fieldRef, Secret and ConfigMap
 // values in the environment; Secret, ConfigMap, projected (service-account
 // token, kube-root-ca.crt, namespace) and emptyDir volumes, Secrets and
