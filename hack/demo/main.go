@@ -349,7 +349,7 @@ func (d *demo) expose(ctx context.Context) (net.IP, error) {
 	step("a LoadBalancer Service default/web, with one ready endpoint (a pod kwok runs on " + d.nodes[0].Name + ")")
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", Labels: map[string]string{"app": "web"}},
-		Spec: corev1.PodSpec{NodeName: d.nodes[0].Name, Containers: []corev1.Container{{Name: "web", Image: "registry.example.com/web:1"}}},
+		Spec:       corev1.PodSpec{NodeName: d.nodes[0].Name, Containers: []corev1.Container{{Name: "web", Image: "registry.example.com/web:1"}}},
 	}
 	if _, err := d.client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return nil, err

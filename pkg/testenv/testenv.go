@@ -313,9 +313,9 @@ func (e *Env) startKwok(ignorePods string) error {
 		return err
 	}
 	args := []string{"--kubeconfig=" + kubeconfig,
-		"--config="+filepath.Join(filepath.Dir(bin), "kwok-stages.yaml"),
+		"--config=" + filepath.Join(filepath.Dir(bin), "kwok-stages.yaml"),
 		"--manage-all-nodes=false",
-		"--manage-nodes-with-annotation-selector="+kwokNodeAnnotation+"=fake",
+		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 		"--node-lease-duration-seconds=40",
 		"--cidr=10.244.0.0/16"}
 	if ignorePods != "" {
