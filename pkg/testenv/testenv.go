@@ -53,6 +53,9 @@ type Options struct {
 	// that programs in network namespaces reach it; it must exist when Start is
 	// called. Default 127.0.0.1.
 	Address string
+	// Audit makes kube-apiserver log every request's metadata (who, verb,
+	// resource, response code) to Env.AuditLog, one JSON event per line.
+	Audit bool
 }
 
 // Env is a running control plane.
@@ -63,6 +66,8 @@ type Env struct {
 	Kubeconfig string
 	// Dir holds the data, certificates and component logs; it is removed on Stop.
 	Dir string
+	// AuditLog is kube-apiserver's audit log, with Options.Audit.
+	AuditLog string
 
 	pki      *pki
 	procs    []*process // in start order
@@ -97,6 +102,11 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	etcdURL, err := e.startEtcd()
 	if err != nil {
 		return nil, err
+	}
+	if opts.Audit {
+		if err := e.writeAuditPolicy(); err != nil {
+			return nil, err
+		}
 	}
 	if err := e.startAPIServer(etcdURL, address); err != nil {
 		return nil, err
@@ -203,24 +213,29 @@ func (e *Env) startAPIServer(etcdURL, address string) error {
 	}
 	return e.startOnFreePorts(1, func(ports []int) (*process, error) {
 		host := "https://" + net.JoinHostPort(address, strconv.Itoa(ports[0]))
-		p, err := startProcess(e.Dir, "kube-apiserver", bin,
-			"--etcd-servers="+etcdURL,
-			"--bind-address="+address, "--secure-port="+strconv.Itoa(ports[0]),
+		args := []string{
+			"--etcd-servers=" + etcdURL,
+			"--bind-address=" + address, "--secure-port=" + strconv.Itoa(ports[0]),
 			// v1.37 refuses a loopback advertise address unless it does not
 			// reconcile the kubernetes Service's endpoints.
-			"--advertise-address="+address, "--endpoint-reconciler-type=none",
+			"--advertise-address=" + address, "--endpoint-reconciler-type=none",
 			// No kube-proxy makes Service addresses reachable here: webhooks are
 			// called at their Service's endpoints instead.
 			"--enable-aggregator-routing=true",
-			"--cert-dir="+e.Dir,
-			"--tls-cert-file="+serverCert, "--tls-private-key-file="+serverKey,
-			"--client-ca-file="+e.pki.CAFile,
+			"--cert-dir=" + e.Dir,
+			"--tls-cert-file=" + serverCert, "--tls-private-key-file=" + serverKey,
+			"--client-ca-file=" + e.pki.CAFile,
 			"--service-account-issuer=https://kubernetes.default.svc",
-			"--service-account-key-file="+saKey, "--service-account-signing-key-file="+saKey,
-			"--service-cluster-ip-range="+serviceCIDR,
+			"--service-account-key-file=" + saKey, "--service-account-signing-key-file=" + saKey,
+			"--service-cluster-ip-range=" + serviceCIDR,
 			"--authorization-mode=RBAC",
 			"--allow-privileged=true",
-			"--profiling=false")
+			"--profiling=false"}
+		if e.AuditLog != "" {
+			args = append(args, "--audit-log-path="+e.AuditLog, "--audit-policy-file="+filepath.Join(e.Dir, "audit-policy.yaml"),
+				"--audit-log-mode=blocking") // every event is written before the request returns
+		}
+		p, err := startProcess(e.Dir, "kube-apiserver", bin, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -235,6 +250,17 @@ func (e *Env) startAPIServer(etcdURL, address string) error {
 		}
 		return p, p.waitFor(startTimeout, e.apiServerReady)
 	})
+}
+
+// writeAuditPolicy logs the metadata of every request, once it is answered.
+func (e *Env) writeAuditPolicy() error {
+	e.AuditLog = filepath.Join(e.Dir, "audit.log")
+	return os.WriteFile(filepath.Join(e.Dir, "audit-policy.yaml"), []byte(`apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+- level: Metadata
+`), 0o600)
 }
 
 func (e *Env) apiServerReady() error {

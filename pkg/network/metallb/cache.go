@@ -42,10 +42,20 @@ func cacheByObject(env Environment) (map[client.Object]cache.ByObject, error) {
 		// MetalLB's pods, to name the nodes of a hung rollout.
 		&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{"app": "metallb"}), Namespaces: map[string]cache.Config{env.Namespace: {}}},
 	}
+	namespaced, err := namespacedKinds(env)
+	if err != nil {
+		return nil, err
+	}
 	for _, gvk := range kinds {
 		// Every reconcile reads them all, the CRDs (hundreds of kilobytes) among
 		// them; the module only reads them, so the cache need not copy them.
-		byObject[ownedObject(gvk)] = cache.ByObject{Label: selector, UnsafeDisableDeepCopy: new(true)}
+		by := cache.ByObject{Label: selector, UnsafeDisableDeepCopy: new(true)}
+		if namespaced[gvk] {
+			// Only MetalLB's namespace: the operator may read its Secrets and the
+			// like there and nowhere else.
+			by.Namespaces = map[string]cache.Config{env.Namespace: {}}
+		}
+		byObject[ownedObject(gvk)] = by
 	}
 	return byObject, nil
 }

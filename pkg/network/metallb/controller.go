@@ -400,11 +400,7 @@ const memberlistSecret = "memberlist"
 
 // ownedKinds are the kinds the module renders, in apply order.
 func ownedKinds(env Environment) ([]schema.GroupVersionKind, error) {
-	s, err := SettingsFor(Environment{Namespace: env.Namespace, Images: env.Images, Webhooks: true}, nil)
-	if err != nil {
-		return nil, err
-	}
-	objs, err := Render(s, "")
+	objs, err := renderAll(env)
 	if err != nil {
 		return nil, err
 	}
@@ -415,6 +411,30 @@ func ownedKinds(env Environment) ([]schema.GroupVersionKind, error) {
 		}
 	}
 	return kinds, nil
+}
+
+// namespacedKinds are the owned kinds whose objects live in MetalLB's namespace.
+func namespacedKinds(env Environment) (map[schema.GroupVersionKind]bool, error) {
+	objs, err := renderAll(env)
+	if err != nil {
+		return nil, err
+	}
+	kinds := map[schema.GroupVersionKind]bool{}
+	for _, o := range objs {
+		if o.GetNamespace() != "" {
+			kinds[o.GroupVersionKind()] = true
+		}
+	}
+	return kinds, nil
+}
+
+// renderAll renders every object the module can own: webhooks on.
+func renderAll(env Environment) ([]*unstructured.Unstructured, error) {
+	s, err := SettingsFor(Environment{Namespace: env.Namespace, Images: env.Images, Webhooks: true}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return Render(s, "")
 }
 
 func ownedObject(gvk schema.GroupVersionKind) *unstructured.Unstructured {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,6 +61,15 @@ func TestHungRolloutNamesTheNodes(t *testing.T) {
 	if err := m.client.Update(ctx, obj); err != nil {
 		t.Fatal(err)
 	}
+	// First the DaemonSet with the selector, seen by its controller: before
+	// that, a pod force-deleted from a broken node comes back.
+	waitFor(t, "the speaker DaemonSet with the node selector", 30*time.Second, func(ctx context.Context) (bool, error) {
+		var ds appsv1.DaemonSet
+		if err := m.client.Get(ctx, client.ObjectKey{Namespace: DefaultNamespace, Name: "speaker"}, &ds); err != nil {
+			return false, err
+		}
+		return ds.Spec.Template.Spec.NodeSelector["example.com/healthy"] == "true" && ds.Status.ObservedGeneration >= ds.Generation, nil
+	})
 	waitFor(t, "no speaker left on the broken nodes", 30*time.Second, func(ctx context.Context) (bool, error) {
 		var pods corev1.PodList
 		if err := m.client.List(ctx, &pods, client.InNamespace(DefaultNamespace), client.MatchingLabels{"component": "speaker"}); err != nil {
