@@ -24,15 +24,7 @@ func TestDeactivate(t *testing.T) {
 	key := c.memberlistKey(t)
 
 	kubectl(t, c.env, "delete", "-n", metallbNamespace, "l2advertisement/l2", "ipaddresspool/pool")
-	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, errD := c.client.AppsV1().Deployments(metallbNamespace).Get(ctx, "controller", metav1.GetOptions{})
-		_, errS := c.client.AppsV1().DaemonSets(metallbNamespace).Get(ctx, "speaker", metav1.GetOptions{})
-		pods, err := c.client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app=metallb"})
-		return apierrors.IsNotFound(errD) && apierrors.IsNotFound(errS) && err == nil && len(pods.Items) == 0, nil
-	})
-	if err != nil {
-		t.Fatal("the controller, the speakers and their pods were not removed within 60s of deleting the configuration")
-	}
+	c.waitWorkloadsGone(t)
 	for range 10 {
 		if mac, err := c.arp.Probe(ip, 100*time.Millisecond); err != nil || mac != nil {
 			t.Fatalf("%s is still answered (by %s, error %v) after MetalLB was deactivated", ip, mac, err)
@@ -45,4 +37,18 @@ func TestDeactivate(t *testing.T) {
 		kubectl(t, c.env, "get", "crd", crd)
 	}
 	t.Logf("after deactivation, %s is not answered; the CRDs and the memberlist key remain", ip)
+}
+
+// waitWorkloadsGone waits until the controller, the speakers and their pods are gone.
+func (c *metallbCluster) waitWorkloadsGone(t *testing.T) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, errD := c.client.AppsV1().Deployments(metallbNamespace).Get(ctx, "controller", metav1.GetOptions{})
+		_, errS := c.client.AppsV1().DaemonSets(metallbNamespace).Get(ctx, "speaker", metav1.GetOptions{})
+		pods, err := c.client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app=metallb"})
+		return apierrors.IsNotFound(errD) && apierrors.IsNotFound(errS) && err == nil && len(pods.Items) == 0, nil
+	})
+	if err != nil {
+		t.Fatal("the controller, the speakers and their pods were not removed within 60s of deleting the configuration")
+	}
 }

@@ -39,9 +39,10 @@ type metallbCluster struct {
 	nodes  []testenv.Node
 }
 
-// newMetallbCluster starts it with three nodes. It skips the test, saying why,
-// when not root: network namespaces need it.
-func newMetallbCluster(t *testing.T) *metallbCluster {
+// newMetallbCluster starts it with three nodes; options may change the control
+// plane's. It skips the test, saying why, when not root: network namespaces
+// need it.
+func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallbCluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs a control plane: not run with -short")
@@ -59,8 +60,12 @@ func newMetallbCluster(t *testing.T) *metallbCluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.net.Close)
-	c.env = testenv.New(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: c.nodes,
-		KwokIgnoresPods: "app=metallb", Address: noderunner.HostAddress})
+	opts := testenv.Options{ControllerManager: true, Scheduler: true, Nodes: c.nodes,
+		KwokIgnoresPods: "app=metallb", Address: noderunner.HostAddress}
+	for _, o := range options {
+		o(&opts)
+	}
+	c.env = testenv.New(t, opts)
 	c.client = kubernetes.NewForConfigOrDie(c.env.Config)
 	binaries := map[string]string{}
 	for image, binary := range map[string]string{"controller": "metallb-controller", "speaker": "metallb-speaker"} {
@@ -132,6 +137,15 @@ metadata:
 // image tag, ready by their own readiness endpoints.
 func (c *metallbCluster) waitMetallb(t *testing.T, tag string, timeout time.Duration) {
 	t.Helper()
+	c.waitPods(t, "MetalLB "+tag, timeout, func(p *corev1.Pod) bool {
+		return strings.HasSuffix(p.Spec.Containers[0].Image, ":"+tag)
+	})
+}
+
+// waitPods waits until the controller and a speaker on every node are ready
+// and are what want says, and no other MetalLB pod is left.
+func (c *metallbCluster) waitPods(t *testing.T, what string, timeout time.Duration, want func(*corev1.Pod) bool) {
+	t.Helper()
 	var last string
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		pods, err := c.client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app=metallb"})
@@ -141,17 +155,16 @@ func (c *metallbCluster) waitMetallb(t *testing.T, tag string, timeout time.Dura
 		ready := map[string]int{}
 		var states []string
 		for _, p := range pods.Items {
-			ok := podReady(&p) && p.DeletionTimestamp == nil && strings.HasSuffix(p.Spec.Containers[0].Image, ":"+tag)
-			if ok {
+			if podReady(&p) && p.DeletionTimestamp == nil && want(&p) {
 				ready[p.Labels["component"]]++
 			}
 			states = append(states, fmt.Sprintf("%s on %s %s ready=%v", p.Name, p.Spec.NodeName, p.Spec.Containers[0].Image, podReady(&p)))
 		}
 		last = strings.Join(states, "; ")
-		return ready["controller"] >= 1 && ready["speaker"] == len(c.nodes) && len(pods.Items) == len(c.nodes)+1, nil
+		return ready["controller"] == 1 && ready["speaker"] == len(c.nodes) && len(pods.Items) == len(c.nodes)+1, nil
 	})
 	if err != nil {
-		t.Fatalf("MetalLB %s did not become ready on every node within %s: %s", tag, timeout, last)
+		t.Fatalf("%s did not become ready on every node within %s: %s", what, timeout, last)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -179,13 +180,16 @@ func (m *moduleEnv) setSpec(t *testing.T, specYAML string) error {
 	if err := yaml.Unmarshal([]byte(specYAML), &spec); err != nil {
 		t.Fatalf("test spec %q: %v", specYAML, err)
 	}
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("MetalLB"))
-	if err := m.client.Get(t.Context(), clusterObject, obj); err != nil {
-		t.Fatal(err)
-	}
-	obj.Object["spec"] = spec
-	return m.client.Update(t.Context(), obj)
+	// The operator writes the status meanwhile: a conflict is not a refusal.
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("MetalLB"))
+		if err := m.client.Get(t.Context(), clusterObject, obj); err != nil {
+			t.Fatal(err)
+		}
+		obj.Object["spec"] = spec
+		return m.client.Update(t.Context(), obj)
+	})
 }
 
 // workloads returns the controller Deployment and the speaker DaemonSet as

@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+)
+
+const (
+	manifestsDir    = "../../manifests"
+	operatorAccount = "system:serviceaccount:" + operatorNamespace + ":cluster-network-operator"
+)
+
+// Installed from manifests/ as a user does (kubectl apply -k, and the
+// ClusterOperator as on OpenShift), the operator runs with its service
+// account's identity alone through activation, tuning, an upgrade and
+// deactivation, with the real MetalLB and its webhooks. Every request it makes
+// is in the API server's audit log: each must be granted by the manifests'
+// RBAC, and each permission granted must have been used.
+func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
+	c := newMetallbCluster(t, func(o *testenv.Options) { o.Audit = true })
+	// OpenShift's APIs that the operator reads and writes where they exist.
+	kubectl(t, c.env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml", "-f", "testdata/infrastructures-crd.yaml")
+	kubectl(t, c.env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io", "crd/infrastructures.config.openshift.io")
+	kubectl(t, c.env, "apply", "-f", writeTemp(t, "apiVersion: config.openshift.io/v1\nkind: Infrastructure\nmetadata:\n  name: cluster\n"))
+	kubectl(t, c.env, "patch", "infrastructure", "cluster", "--subresource=status", "--type=merge", "-p", `{"status":{"platformStatus":{"type":"BareMetal"}}}`)
+
+	t.Logf("kubectl apply -k manifests/:\n%s", kubectl(t, c.env, "apply", "-k", manifestsDir))
+	kubectl(t, c.env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
+	kubeconfig := c.serviceAccountKubeconfig(t)
+
+	// A rollout waits for MetalLB's readiness probes (10 s): with a short hung
+	// timeout it is reported hung on the way, as a stuck one would be.
+	hung := "--rollout-hung-timeout=5s"
+	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"), "--kubeconfig="+kubeconfig, hung)
+	op.waitReady(t)
+	c.configure(t)
+	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
+
+	kubectl(t, c.env, "apply", "-f", writeTemp(t, "apiVersion: metallb.io/v1beta1\nkind: MetalLB\nmetadata:\n  name: metallb\n  namespace: metallb-system\nspec:\n  logLevel: debug\n"))
+	c.waitPods(t, "MetalLB with --log-level=debug", 3*time.Minute, func(p *corev1.Pod) bool {
+		return strings.Contains(strings.Join(p.Spec.Containers[0].Args, " "), "--log-level=debug")
+	})
+	c.waitClusterOperatorVersion(t, "4.22.0")
+
+	op.stop(t)
+	op = startOperator(t, c.env, release("4.22.1", "v0.16.1-1"), "--kubeconfig="+kubeconfig, hung)
+	op.waitReady(t)
+	c.waitMetallb(t, "v0.16.1-1", 5*time.Minute)
+	c.waitClusterOperatorVersion(t, "4.22.1")
+
+	kubectl(t, c.env, "delete", "-n", metallbNamespace, "metallb/metallb", "l2advertisement/l2", "ipaddresspool/pool")
+	c.waitWorkloadsGone(t)
+	op.stop(t)
+
+	used := readAudit(t, c.env.AuditLog, operatorAccount)
+	grants := readGrants(t, manifestsDir)
+	checkGrants(t, grants, used)
+}
+
+// serviceAccountKubeconfig writes a kubeconfig with a token of the operator's
+// service account, and nothing else.
+func (c *metallbCluster) serviceAccountKubeconfig(t *testing.T) string {
+	t.Helper()
+	token := strings.TrimSpace(kubectl(t, c.env, "create", "token", "cluster-network-operator", "-n", operatorNamespace, "--duration=2h"))
+	admin, err := clientcmd.LoadFromFile(c.env.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["testenv"] = admin.Clusters["testenv"]
+	cfg.AuthInfos["operator"] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["operator"] = &clientcmdapi.Context{Cluster: "testenv", AuthInfo: "operator"}
+	cfg.CurrentContext = "operator"
+	file := filepath.Join(t.TempDir(), "operator.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, file); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+func (c *metallbCluster) waitClusterOperatorVersion(t *testing.T, version string) {
+	t.Helper()
+	var out string
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		out, _ = kubectlErr(c.env, "get", "clusteroperator", "metallb", "--no-headers")
+		return strings.HasPrefix(strings.Join(strings.Fields(out), " "), "metallb "+version+" True False False"), nil
+	})
+	if err != nil {
+		t.Fatalf("the ClusterOperator never showed %s True False False: %s", version, out)
+	}
+}
