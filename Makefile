@@ -60,9 +60,10 @@ generate:
 	@for f in $(METALLB_CRD); do cp bin/crd/metallb.io_metallbs.yaml $$f; done
 
 ## verify: formatting, vet, modules and vendor/ in step with go.mod, generated
-## files and MetalLB's copied files up to date.
+## files and MetalLB's copied files up to date, install manifests in step with the code.
 verify: generate-verify
 	hack/update-bindata.sh --verify
+	$(GO) test -short -count=1 -run TestInstallManifestsAgreeWithTheCode ./pkg/operator
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^vendor/')); \
 	  if [ -n "$$out" ]; then echo "gofmt wants to change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
