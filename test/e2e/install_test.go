@@ -43,10 +43,12 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	hung := "--rollout-hung-timeout=5s"
 	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"), "--kubeconfig="+kubeconfig, hung)
 	op.waitReady(t)
-	c.configure(t)
+	// The user guide's steps, with its examples.
+	activate, tune := guideExample(t, "activate"), guideExample(t, "tune")
+	c.applyOnceServed(t, activate)
 	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
 
-	kubectl(t, c.env, "apply", "-f", writeTemp(t, "apiVersion: metallb.io/v1beta1\nkind: MetalLB\nmetadata:\n  name: metallb\n  namespace: metallb-system\nspec:\n  logLevel: debug\n"))
+	kubectl(t, c.env, "apply", "-f", tune)
 	c.waitPods(t, "MetalLB with --log-level=debug", 3*time.Minute, func(p *corev1.Pod) bool {
 		return strings.Contains(strings.Join(p.Spec.Containers[0].Args, " "), "--log-level=debug")
 	})
@@ -58,7 +60,7 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	c.waitMetallb(t, "v0.16.1-1", 5*time.Minute)
 	c.waitClusterOperatorVersion(t, "4.22.1")
 
-	kubectl(t, c.env, "delete", "-n", metallbNamespace, "metallb/metallb", "l2advertisement/l2", "ipaddresspool/pool")
+	kubectl(t, c.env, "delete", "-f", tune, "-f", activate)
 	c.waitWorkloadsGone(t)
 	op.stop(t)
 

@@ -103,11 +103,10 @@ func release(version, tag string) []string {
 		"METALLB_SPEAKER_IMAGE=quay.io/metallb/speaker:" + tag}
 }
 
-// configure creates the pool and the layer-2 advertisement, as a user does,
-// once the operator has installed MetalLB's CRDs.
+// configure creates the pool and the layer-2 advertisement, as a user does.
 func (c *metallbCluster) configure(t *testing.T) {
 	t.Helper()
-	file := writeTemp(t, fmt.Sprintf(`apiVersion: metallb.io/v1beta1
+	c.applyOnceServed(t, writeTemp(t, fmt.Sprintf(`apiVersion: metallb.io/v1beta1
 kind: IPAddressPool
 metadata:
   name: pool
@@ -121,7 +120,13 @@ kind: L2Advertisement
 metadata:
   name: l2
   namespace: metallb-system
-`, poolFirst, poolLast))
+`, poolFirst, poolLast)))
+}
+
+// applyOnceServed applies a file of MetalLB objects once the operator has
+// installed MetalLB's CRDs.
+func (c *metallbCluster) applyOnceServed(t *testing.T, file string) {
+	t.Helper()
 	var out string
 	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
 		var err error
@@ -129,7 +134,7 @@ metadata:
 		return err == nil, nil
 	})
 	if err != nil {
-		t.Fatalf("creating the pool and advertisement: %s", out)
+		t.Fatalf("kubectl apply -f %s: %s", file, out)
 	}
 }
 

@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+)
+
+const userGuide = "../../docs/user-guide.md"
+
+var yamlBlock = regexp.MustCompile("(?s)```yaml\n(.*?)```")
+
+// guideExamples returns the user guide's YAML examples by name: each block
+// starts with "# example: <name>".
+func guideExamples(t *testing.T) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(userGuide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := map[string]string{}
+	for _, m := range yamlBlock.FindAllStringSubmatch(string(data), -1) {
+		first, _, _ := strings.Cut(m[1], "\n")
+		name, ok := strings.CutPrefix(first, "# example: ")
+		if !ok {
+			t.Fatalf("a YAML block of the user guide does not start with '# example: <name>':\n%s", m[1])
+		}
+		examples[name] = m[1]
+	}
+	if len(examples) == 0 {
+		t.Fatal("the user guide has no YAML example")
+	}
+	return examples
+}
+
+// guideExample writes one of the guide's examples to a file, for kubectl.
+func guideExample(t *testing.T, name string) string {
+	t.Helper()
+	example, ok := guideExamples(t)[name]
+	if !ok {
+		t.Fatalf("the user guide has no example %q", name)
+	}
+	file := filepath.Join(t.TempDir(), name+".yaml")
+	if err := os.WriteFile(file, []byte(example), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// Every YAML example of the user guide passes the API server's validation,
+// MetalLB's CRDs and ours installed. (The installation test also runs the
+// activate and tune examples for real.)
+func TestUserGuideExamples(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	createNamespaces(t, env, metallbNamespace)
+	crds, err := filepath.Glob("../../bindata/metallb/01*-crd-*.yaml")
+	if err != nil || len(crds) == 0 {
+		t.Fatalf("no CRDs in bindata: %v", err)
+	}
+	for _, crd := range crds {
+		kubectl(t, env, "apply", "--server-side", "-f", crd)
+	}
+	kubectl(t, env, "wait", "--for=condition=Established", "--all", "crd")
+	for name := range guideExamples(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Logf("%s", kubectl(t, env, "apply", "--dry-run=server", "-f", guideExample(t, name)))
+		})
+	}
+}
