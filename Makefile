@@ -51,13 +51,19 @@ update-bindata:
 
 # The MetalLB CRD, generated from pkg/apis: the operator applies it from bindata,
 # and the install manifests ship it.
-METALLB_CRD := bindata/metallb/011-crd-metallb.io_metallbs.yaml manifests/0000_70_cluster-network-operator_01_metallb-crd.yaml
+METALLB_CRD_BINDATA  := bindata/metallb/011-crd-metallb.io_metallbs.yaml
+METALLB_CRD_MANIFEST := manifests/0000_70_cluster-network-operator_01_metallb-crd.yaml
+METALLB_CRD          := $(METALLB_CRD_BINDATA) $(METALLB_CRD_MANIFEST)
+# The CVO includes a manifest in a cluster profile only with these annotations.
+CVO_INCLUDE := -e '/^  annotations:$$/a\    include.release.openshift.io/self-managed-high-availability: "true"' \
+               -e '/^  annotations:$$/a\    include.release.openshift.io/single-node-developer: "true"'
 
 ## generate: the API's generated code and CRD (controller-gen).
 generate:
 	hack/tools.sh build controller-tools
 	$(CONTROLLER_GEN) object crd paths=./pkg/apis/... output:crd:dir=bin/crd
-	@for f in $(METALLB_CRD); do cp bin/crd/metallb.io_metallbs.yaml $$f; done
+	cp bin/crd/metallb.io_metallbs.yaml $(METALLB_CRD_BINDATA)
+	sed $(CVO_INCLUDE) bin/crd/metallb.io_metallbs.yaml >$(METALLB_CRD_MANIFEST)
 
 ## verify: formatting, vet, modules and vendor/ in step with go.mod, generated
 ## files and MetalLB's copied files up to date, install manifests in step with the code.

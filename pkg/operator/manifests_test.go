@@ -22,13 +22,19 @@ import (
 const manifestsDir = "../../manifests"
 
 // The install manifests agree with the code (`make verify` runs this): every
-// file parses, the kustomization lists every manifest but the OpenShift-only
-// ones, the Deployment's arguments are the operator's flags and its
+// file parses and is one the CVO includes, the kustomization lists every
+// manifest but the OpenShift-only ones, the Deployment's arguments are the operator's flags and its
 // environment names what the operator reads, each image is in
 // image-references, and no role has a wildcard.
 func TestInstallManifestsAgreeWithTheCode(t *testing.T) {
 	objs := readManifests(t)
 	assertKustomization(t)
+	for _, o := range objs {
+		// Without it the CVO leaves the manifest out of the payload.
+		if o.GetAnnotations()["include.release.openshift.io/self-managed-high-availability"] != "true" {
+			t.Errorf("%s %s lacks the annotation include.release.openshift.io/self-managed-high-availability", o.GetKind(), o.GetName())
+		}
+	}
 	var deployment appsv1.Deployment
 	for _, o := range objs {
 		switch o.GetKind() {
