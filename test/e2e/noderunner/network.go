@@ -1,6 +1,7 @@
 package noderunner
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -52,7 +53,7 @@ type Network struct {
 // time: a second waits for the first to be closed.
 func NewNetwork(nodes map[string]string) (_ *Network, err error) {
 	if os.Geteuid() != 0 {
-		return nil, ErrNotRoot
+		return nil, errNotRoot
 	}
 	if err := isolated(); err != nil {
 		return nil, err
@@ -95,8 +96,7 @@ func NewNetwork(nodes map[string]string) (_ *Network, err error) {
 	return n, nil
 }
 
-// ErrNotRoot says why no network can be made.
-var ErrNotRoot = fmt.Errorf("network namespaces need root: run the tests as root (CI does)")
+var errNotRoot = errors.New("network namespaces need root: run the tests as root (CI does)")
 
 // Node returns the host of a node, nil if it has none.
 func (n *Network) Node(name string) *Host { return n.nodes[name] }

@@ -192,7 +192,7 @@ func (p *podRun) syncVolumes(ctx context.Context, first bool) error {
 			}
 			continue
 		}
-		if _, err := writeVolume(p.volumes[v.Name], files); err != nil {
+		if err := writeVolume(p.volumes[v.Name], files); err != nil {
 			return err
 		}
 	}

@@ -190,7 +190,7 @@ func (r *Runner) podDeleted(obj any) {
 // binary finds the binary of an image and its path in the container.
 func (r *Runner) binary(image string) (hostPath, inContainer string, err error) {
 	name := image
-	if i := strings.LastIndexAny(name, "@"); i >= 0 {
+	if i := strings.LastIndex(name, "@"); i >= 0 {
 		name = name[:i]
 	}
 	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {

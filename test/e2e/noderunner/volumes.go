@@ -144,7 +144,7 @@ func podToken(ctx context.Context, c kubernetes.Interface, pod *corev1.Pod, p *c
 // writeVolume brings dir to hold exactly files (sub-folders, which are mount
 // points of other volumes, are left). Each file is replaced atomically, so a
 // program reading it never sees half of it.
-func writeVolume(dir string, files []volumeFile) (changed bool, err error) {
+func writeVolume(dir string, files []volumeFile) error {
 	keep := map[string]bool{}
 	for _, f := range files {
 		target := filepath.Join(dir, f.path)
@@ -153,28 +153,25 @@ func writeVolume(dir string, files []volumeFile) (changed bool, err error) {
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return changed, err
+			return err
 		}
 		tmp := filepath.Join(filepath.Dir(target), ".tmp-"+filepath.Base(target))
 		if err := os.WriteFile(tmp, f.data, f.mode); err != nil {
-			return changed, err
+			return err
 		}
 		if err := os.Chmod(tmp, f.mode); err != nil { // WriteFile's mode passes the umask
-			return changed, err
+			return err
 		}
 		if err := os.Rename(tmp, target); err != nil {
-			return changed, err
+			return err
 		}
-		changed = true
 	}
-	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || keep[p] || strings.HasPrefix(d.Name(), ".tmp-") {
 			return err
 		}
-		changed = true
 		return os.Remove(p)
 	})
-	return changed, err
 }
 
 func mode(m *int32) os.FileMode { return modeOr(m, 0o644) }
