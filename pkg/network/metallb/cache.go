@@ -32,7 +32,7 @@ func ConfigureManager(opts *manager.Options, env Environment) error {
 }
 
 func cacheByObject(env Environment) (map[client.Object]cache.ByObject, error) {
-	kinds, err := ownedKinds(env)
+	kinds, namespaced, err := ownedKinds(env)
 	if err != nil {
 		return nil, err
 	}
@@ -41,10 +41,6 @@ func cacheByObject(env Environment) (map[client.Object]cache.ByObject, error) {
 		&corev1.Node{}: {Transform: nodePlatformOnly},
 		// MetalLB's pods, to name the nodes of a hung rollout.
 		&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{"app": "metallb"}), Namespaces: map[string]cache.Config{env.Namespace: {}}},
-	}
-	namespaced, err := namespacedKinds(env)
-	if err != nil {
-		return nil, err
 	}
 	for _, gvk := range kinds {
 		// Every reconcile reads them all, the CRDs (hundreds of kilobytes) among

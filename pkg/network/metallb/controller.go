@@ -89,7 +89,7 @@ func Add(mgr ctrl.Manager, opts Options) error {
 }
 
 func add(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
-	kinds, err := ownedKinds(opts.Environment)
+	kinds, _, err := ownedKinds(opts.Environment)
 	if err != nil {
 		return nil, err
 	}
@@ -398,43 +398,28 @@ func neverDeleted(o *unstructured.Unstructured) bool {
 
 const memberlistSecret = "memberlist"
 
-// ownedKinds are the kinds the module renders, in apply order.
-func ownedKinds(env Environment) ([]schema.GroupVersionKind, error) {
-	objs, err := renderAll(env)
-	if err != nil {
-		return nil, err
-	}
-	var kinds []schema.GroupVersionKind
-	for _, o := range objs {
-		if gvk := o.GroupVersionKind(); !slices.Contains(kinds, gvk) {
-			kinds = append(kinds, gvk)
-		}
-	}
-	return kinds, nil
-}
-
-// namespacedKinds are the owned kinds whose objects live in MetalLB's namespace.
-func namespacedKinds(env Environment) (map[schema.GroupVersionKind]bool, error) {
-	objs, err := renderAll(env)
-	if err != nil {
-		return nil, err
-	}
-	kinds := map[schema.GroupVersionKind]bool{}
-	for _, o := range objs {
-		if o.GetNamespace() != "" {
-			kinds[o.GroupVersionKind()] = true
-		}
-	}
-	return kinds, nil
-}
-
-// renderAll renders every object the module can own: webhooks on.
-func renderAll(env Environment) ([]*unstructured.Unstructured, error) {
+// ownedKinds are the kinds the module renders, in apply order, and which of
+// them live in MetalLB's namespace.
+func ownedKinds(env Environment) (kinds []schema.GroupVersionKind, namespaced map[schema.GroupVersionKind]bool, err error) {
 	s, err := SettingsFor(Environment{Namespace: env.Namespace, Images: env.Images, Webhooks: true}, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return Render(s, "")
+	objs, err := Render(s, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	namespaced = map[schema.GroupVersionKind]bool{}
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		if !slices.Contains(kinds, gvk) {
+			kinds = append(kinds, gvk)
+		}
+		if o.GetNamespace() != "" {
+			namespaced[gvk] = true
+		}
+	}
+	return kinds, namespaced, nil
 }
 
 func ownedObject(gvk schema.GroupVersionKind) *unstructured.Unstructured {
