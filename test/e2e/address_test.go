@@ -9,17 +9,11 @@ import (
 // MetalLB; the real controller gives a LoadBalancer Service an address from the
 // pool and exactly one node's real speaker answers ARP for it.
 func TestAddressAndAnswer(t *testing.T) {
-	c := newMetallbCluster(t)
-	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"))
-	op.waitReady(t)
-	c.configure(t)
-	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
-	ip := c.exposeService(t)
+	c, _, ip, node := newServingCluster(t)
 	t.Logf("the Service got %s", ip)
 	if !inPool(ip) {
 		t.Fatalf("the Service got %s, outside the pool %s-%s", ip, poolFirst, poolLast)
 	}
-	node := c.answerer(t, ip, 30*time.Second)
 	answers := map[string]bool{}
 	for range 20 {
 		macs, err := c.arp.Answers(ip, 100*time.Millisecond)

@@ -14,13 +14,7 @@ import (
 // webhooks) ends the answers, and the operator removes the workloads, while
 // MetalLB's CRDs and the memberlist key stay.
 func TestDeactivate(t *testing.T) {
-	c := newMetallbCluster(t)
-	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"))
-	op.waitReady(t)
-	c.configure(t)
-	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
-	ip := c.exposeService(t)
-	c.answerer(t, ip, 30*time.Second)
+	c, _, ip, _ := newServingCluster(t)
 	key := c.memberlistKey(t)
 
 	kubectl(t, c.env, "delete", "-n", metallbNamespace, "l2advertisement/l2", "ipaddresspool/pool")

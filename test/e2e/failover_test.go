@@ -12,13 +12,7 @@ import (
 // gracefully (SIGTERM, as when it shuts down); each time another node answers.
 // The gaps go to docs/benchmarks.md.
 func TestFailover(t *testing.T) {
-	c := newMetallbCluster(t)
-	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"))
-	op.waitReady(t)
-	c.configure(t)
-	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
-	ip := c.exposeService(t)
-	first := c.answerer(t, ip, 30*time.Second)
+	c, _, ip, first := newServingCluster(t)
 
 	second, hard := c.failover(t, ip, first, syscall.SIGKILL, 30*time.Second)
 	t.Logf("FAILOVER hard (SIGKILL %s's speaker): %s answers after %s (goal ≤ 5s)", first, second, hard.Round(time.Millisecond))

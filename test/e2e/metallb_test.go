@@ -95,6 +95,21 @@ func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallb
 	return c
 }
 
+// newServingCluster is where the stories start: the operator of release
+// 4.22.0 has deployed MetalLB after a pool and an advertisement were created,
+// and a LoadBalancer Service has an address from the pool that a node answers
+// for by ARP.
+func newServingCluster(t *testing.T) (c *metallbCluster, op *runningOperator, ip net.IP, node string) {
+	t.Helper()
+	c = newMetallbCluster(t)
+	op = startOperator(t, c.env, release("4.22.0", "v0.16.1"))
+	op.waitReady(t)
+	c.configure(t)
+	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
+	ip = c.exposeService(t)
+	return c, op, ip, c.answerer(t, ip, 30*time.Second)
+}
+
 // release is what the operator is started with for a release: its version
 // and MetalLB's images, whose tags show which release a pod runs.
 func release(version, tag string) []string {

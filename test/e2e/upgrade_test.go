@@ -17,13 +17,7 @@ import (
 // Service's address every 100 ms; no gap is longer than 1 s, the memberlist
 // key stays, and every new speaker joins the others.
 func TestUpgradeWithoutLoss(t *testing.T) {
-	c := newMetallbCluster(t)
-	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"))
-	op.waitReady(t)
-	c.configure(t)
-	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
-	ip := c.exposeService(t)
-	c.answerer(t, ip, 30*time.Second)
+	c, op, ip, _ := newServingCluster(t)
 	key := c.memberlistKey(t)
 	before := c.speakerPods(t)
 
