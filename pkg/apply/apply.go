@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -13,6 +14,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -54,7 +56,8 @@ const concurrentWrites = 8
 // kind that follow each other do not depend on each other, and are written
 // concurrently. A create-only object is created when missing and otherwise
 // left alone. A CustomResourceDefinition is waited for until it is
-// Established, so that custom resources that follow can be written.
+// Established and its kind is mapped, so that custom resources that follow
+// can be written.
 func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured) ([]Change, error) {
 	var changes []Change
 	for _, run := range runsOfKind(objs) {
@@ -213,24 +216,56 @@ func isCRD(o *unstructured.Unstructured) bool {
 	return o.GroupVersionKind().GroupKind() == apiextensionsv1.Kind("CustomResourceDefinition")
 }
 
+// waitEstablished waits until the CRD is Established and the client maps its
+// kind in every served version: the API server serves a new kind in discovery a
+// moment after it marks the CRD Established, and until then writes of its
+// custom resources fail with no match for the kind.
 func (a *Applier) waitEstablished(ctx context.Context, name string) error {
 	crd := &unstructured.Unstructured{}
 	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	var notYet error
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, establishedTimeout, true, func(ctx context.Context) (bool, error) {
 		if err := a.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
-		conditions, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
-		for _, c := range conditions {
-			c, _ := c.(map[string]any)
-			if c["type"] == string(apiextensionsv1.Established) {
-				return c["status"] == string(apiextensionsv1.ConditionTrue), nil
-			}
+		if notYet = established(crd); notYet != nil {
+			return false, nil
 		}
-		return false, nil
+		notYet = a.mapped(crd)
+		return notYet == nil, nil
 	})
 	if err != nil {
-		return fmt.Errorf("not Established after %s: %w", establishedTimeout, err)
+		return fmt.Errorf("not served after %s: %w", establishedTimeout, errors.Join(notYet, err))
+	}
+	return nil
+}
+
+func established(crd *unstructured.Unstructured) error {
+	conditions, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+	for _, c := range conditions {
+		c, _ := c.(map[string]any)
+		if c["type"] == string(apiextensionsv1.Established) && c["status"] == string(apiextensionsv1.ConditionTrue) {
+			return nil
+		}
+	}
+	return errors.New("not Established")
+}
+
+// mapped tells whether the client's REST mapper knows the CRD's kind in every
+// version the CRD serves.
+func (a *Applier) mapped(crd *unstructured.Unstructured) error {
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	for _, v := range versions {
+		v, _ := v.(map[string]any)
+		if served, _ := v["served"].(bool); !served {
+			continue
+		}
+		version, _ := v["name"].(string)
+		if _, err := a.Client.RESTMapper().RESTMapping(schema.GroupKind{Group: group, Kind: kind}, version); err != nil {
+			return err
+		}
 	}
 	return nil
 }
