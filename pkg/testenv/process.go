@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -117,6 +118,25 @@ func (p *process) tail(lines int) string {
 		all = all[len(all)-lines:]
 	}
 	return strings.Join(all, "\n")
+}
+
+// problemLine matches a log line of severity warning or above: klog's
+// "W1201 ...", "E1201 ...", "F1201 ...", and the JSON logs of etcd (zap) and
+// kwok (slog).
+var problemLine = regexp.MustCompile(`^[WEF]\d{4} |"level":"(?i:warn|error|dpanic|panic|fatal)"`)
+
+// problems keeps the lines of log that are warnings or errors.
+func problems(log string) string {
+	var kept []string
+	for line := range strings.SplitSeq(log, "\n") {
+		if problemLine.MatchString(line) {
+			kept = append(kept, line)
+		}
+	}
+	if len(kept) == 0 {
+		return "(none)"
+	}
+	return strings.Join(kept, "\n")
 }
 
 // logContains tells whether the log holds s: used to spot a lost port race.

@@ -7,8 +7,8 @@ import (
 
 // New starts a control plane for one test and stops it when the test ends,
 // failed or not, or when the test binary is interrupted. With -short the test
-// is skipped. When the test failed,
-// the tail of every component's log is written to the test's output.
+// is skipped. When the test failed, the warnings and errors at the end of
+// every component's log are written to the test's output.
 func New(t testing.TB, opts Options) *Env {
 	t.Helper()
 	if testing.Short() {
