@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -221,14 +223,18 @@ func isCRD(o *unstructured.Unstructured) bool {
 // moment after it marks the CRD Established, and until then writes of its
 // custom resources fail with no match for the kind.
 func (a *Applier) waitEstablished(ctx context.Context, name string) error {
-	crd := &unstructured.Unstructured{}
-	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-	var notYet error
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	notYet := errors.New("not Established")
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, establishedTimeout, true, func(ctx context.Context) (bool, error) {
-		if err := a.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+		if err := a.Client.Get(ctx, client.ObjectKey{Name: name}, live); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
-		if notYet = established(crd); notYet != nil {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, crd); err != nil {
+			return false, err
+		}
+		if !apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
 			return false, nil
 		}
 		notYet = a.mapped(crd)
@@ -240,30 +246,15 @@ func (a *Applier) waitEstablished(ctx context.Context, name string) error {
 	return nil
 }
 
-func established(crd *unstructured.Unstructured) error {
-	conditions, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
-	for _, c := range conditions {
-		c, _ := c.(map[string]any)
-		if c["type"] == string(apiextensionsv1.Established) && c["status"] == string(apiextensionsv1.ConditionTrue) {
-			return nil
-		}
-	}
-	return errors.New("not Established")
-}
-
 // mapped tells whether the client's REST mapper knows the CRD's kind in every
 // version the CRD serves.
-func (a *Applier) mapped(crd *unstructured.Unstructured) error {
-	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
-	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
-	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
-	for _, v := range versions {
-		v, _ := v.(map[string]any)
-		if served, _ := v["served"].(bool); !served {
+func (a *Applier) mapped(crd *apiextensionsv1.CustomResourceDefinition) error {
+	gk := schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}
+	for _, v := range crd.Spec.Versions {
+		if !v.Served {
 			continue
 		}
-		version, _ := v["name"].(string)
-		if _, err := a.Client.RESTMapper().RESTMapping(schema.GroupKind{Group: group, Kind: kind}, version); err != nil {
+		if _, err := a.Client.RESTMapper().RESTMapping(gk, v.Name); err != nil {
 			return err
 		}
 	}
