@@ -161,11 +161,11 @@ func (e *Env) describe() string {
 	return s
 }
 
-// LogTails returns, for a failed test, the warnings and errors among the last
+// LogProblems returns, for a failed test, the warnings and errors among the last
 // lines of every component's log. Only those: a tool that shows a part of a
 // long test output shows its end, and whole logs there would push the test's
 // own failure line out of it.
-func (e *Env) LogTails(lines int) string {
+func (e *Env) LogProblems(lines int) string {
 	var s string
 	for _, p := range e.procs {
 		s += fmt.Sprintf("--- %s: warnings and errors in its last %d lines ---\n%s\n", p.name, lines, problems(p.tail(lines)))

@@ -23,7 +23,7 @@ func New(t testing.TB, opts Options) *Env {
 	t.Logf("control plane up in %s: %s", time.Since(start).Round(time.Millisecond), e.describe())
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("control plane logs:\n%s", e.LogTails(20))
+			t.Logf("control plane logs:\n%s", e.LogProblems(20))
 		}
 		e.Stop()
 	})
