@@ -66,7 +66,8 @@ generate:
 	sed $(CVO_INCLUDE) bin/crd/metallb.io_metallbs.yaml >$(METALLB_CRD_MANIFEST)
 
 ## verify: formatting, vet, modules and vendor/ in step with go.mod, generated
-## files and MetalLB's copied files up to date, install manifests in step with the code.
+## files and MetalLB's copied files up to date, install manifests in step with
+## the code, no function over 60 lines, no tracked file over 1 MB outside vendor/.
 verify: generate-verify
 	hack/update-bindata.sh --verify
 	$(GO) test -short -count=1 -run TestInstallManifestsAgreeWithTheCode ./pkg/operator
@@ -77,6 +78,9 @@ verify: generate-verify
 	GOFLAGS=-mod=mod $(GO) mod verify
 	hack/verify-vendor.sh
 	@for d in hack/tools/*/; do (cd $$d && GOFLAGS=-mod=mod $(GO) mod tidy -diff) || exit 1; done
+	$(GO) run ./hack/funclen -max 60 cmd pkg hack test
+	@big=$$(git ls-files -z ':!:vendor/' | xargs -0 stat -c '%s %n' | awk '$$1 > 1048576'); \
+	  if [ -n "$$big" ]; then echo "tracked files over 1 MB outside vendor/ (build outputs belong in .gitignore):"; echo "$$big"; exit 1; fi
 
 # generate-verify fails when `make generate` would change anything.
 generate-verify: generate

@@ -82,7 +82,10 @@ func (o *renderOptions) object(cmd *cobra.Command) (*v1beta1.MetalLB, error) {
 		obj.Spec.LoadBalancerClass = o.loadBalancerClass
 	}
 	if flags.Changed("speaker-node-selector") {
-		obj.Spec.NodeSelector = o.nodeSelector
+		obj.Spec.NodeSelector = v1beta1.NodeSelector{}
+		for k, v := range o.nodeSelector {
+			obj.Spec.NodeSelector[k] = v1beta1.LabelValue(v)
+		}
 	}
 	if flags.Changed("max-unavailable") {
 		if obj.Spec.SpeakerConfig == nil {

@@ -29,8 +29,7 @@ const AppliedHashAnnotation = "networkoperator.openshift.io/applied-hash"
 // establishedTimeout bounds the wait for a new CRD to be served.
 const establishedTimeout = 30 * time.Second
 
-// Applier writes objects with server-side apply, as one field manager, and
-// only when the live object differs from what it would write.
+// Applier writes objects with server-side apply, as one field manager.
 type Applier struct {
 	// Client writes, and reads the objects the applier owns; its reads may come
 	// from a cache that holds only those, even without copying them: the
@@ -51,16 +50,54 @@ type Change struct {
 	Created bool
 }
 
-// concurrentWrites bounds the writes Apply makes at once.
+// concurrentWrites bounds the writes Write makes at once.
 const concurrentWrites = 8
 
-// Apply writes objs in order, skipping those already as desired. Objects of one
-// kind that follow each other do not depend on each other, and are written
-// concurrently. A create-only object is created when missing and otherwise
-// left alone. A CustomResourceDefinition is waited for until it is
-// Established and its kind is mapped, so that custom resources that follow
-// can be written.
+// Apply writes those of objs that NeedsWrite finds different from the cluster
+// as Client reads it, in order; see Write. Each run of objects of one kind is
+// read just before it is written, once the CRDs before it are served.
 func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured) ([]Change, error) {
+	var changes []Change
+	existed := map[Key]bool{}
+	for _, run := range runsOfKind(objs) {
+		var writes []*unstructured.Unstructured
+		for _, o := range run {
+			live, err := a.live(ctx, o)
+			if err != nil {
+				return changes, fmt.Errorf("reading %s: %w", Describe(o), err)
+			}
+			if NeedsWrite(o, live) {
+				writes = append(writes, o)
+				existed[KeyOf(o)] = live != nil
+			}
+		}
+		written, err := a.Write(ctx, writes, func(o *unstructured.Unstructured) bool { return existed[KeyOf(o)] })
+		changes = append(changes, written...)
+		if err != nil {
+			return changes, err
+		}
+	}
+	return changes, nil
+}
+
+// NeedsWrite tells whether desired must be written over live (nil: the object
+// does not exist): a create-only object only when it does not exist, any other
+// when live does not hold every field of it (see Contains).
+func NeedsWrite(desired, live *unstructured.Unstructured) bool {
+	if live == nil {
+		return true
+	}
+	return !CreateOnly(desired) && !Contains(live.Object, Applied(desired).Object)
+}
+
+// Write writes objs in order: a create-only object is created, and left alone
+// if it exists by then; any other is applied with server-side apply, taking
+// over the fields it sets. existed tells whether an object existed before, for
+// the Changes. Objects of one kind that follow each other do not depend on
+// each other, and are written concurrently. A CustomResourceDefinition is
+// waited for until it is Established and its kind is mapped, so that custom
+// resources that follow can be written.
+func (a *Applier) Write(ctx context.Context, objs []*unstructured.Unstructured, existed func(*unstructured.Unstructured) bool) ([]Change, error) {
 	var changes []Change
 	for _, run := range runsOfKind(objs) {
 		done := make([]*Change, len(run))
@@ -68,7 +105,7 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured) 
 		g.SetLimit(concurrentWrites)
 		for i, o := range run {
 			g.Go(func() error {
-				change, err := a.applyOne(gctx, o)
+				change, err := a.writeOne(gctx, o, existed)
 				if err != nil {
 					return fmt.Errorf("applying %s: %w", Describe(o), err)
 				}
@@ -101,26 +138,15 @@ func runsOfKind(objs []*unstructured.Unstructured) [][]*unstructured.Unstructure
 	return runs
 }
 
-func (a *Applier) applyOne(ctx context.Context, desired *unstructured.Unstructured) (*Change, error) {
-	live, err := a.live(ctx, desired)
-	if err != nil {
-		return nil, err
-	}
+func (a *Applier) writeOne(ctx context.Context, desired *unstructured.Unstructured, existed func(*unstructured.Unstructured) bool) (*Change, error) {
 	if CreateOnly(desired) {
-		if live != nil {
-			return nil, nil
-		}
 		return a.create(ctx, desired)
-	}
-	obj := withHash(desired)
-	if live != nil && Contains(live.Object, obj.Object) {
-		return nil, nil
 	}
 	opts := []client.ApplyOption{client.FieldOwner(a.FieldOwner), client.ForceOwnership}
 	if a.DryRun {
 		opts = append(opts, client.DryRunAll)
 	}
-	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), opts...); err != nil {
+	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(Applied(desired)), opts...); err != nil {
 		return nil, err
 	}
 	if isCRD(desired) && !a.DryRun {
@@ -128,7 +154,7 @@ func (a *Applier) applyOne(ctx context.Context, desired *unstructured.Unstructur
 			return nil, err
 		}
 	}
-	return &Change{Object: desired, Created: live == nil}, nil
+	return &Change{Object: desired, Created: !existed(desired)}, nil
 }
 
 // live returns the object as Client sees it, or nil if it does not. A miss in
@@ -161,10 +187,10 @@ func (a *Applier) create(ctx context.Context, o *unstructured.Unstructured) (*Ch
 	return &Change{Object: o, Created: true}, nil
 }
 
-// withHash returns a copy of o carrying the hash of its content. The copy is
-// shallow but for metadata: only metadata.annotations differs, and neither
-// object is written to afterwards.
-func withHash(o *unstructured.Unstructured) *unstructured.Unstructured {
+// Applied returns o as the applier writes it: a copy carrying the hash of its
+// content. The copy is shallow but for metadata: only metadata.annotations
+// differs, so neither object may be changed afterwards.
+func Applied(o *unstructured.Unstructured) *unstructured.Unstructured {
 	data, _ := json.Marshal(o.Object) // maps marshal in key order: the hash is stable
 	sum := sha256.Sum256(data)
 	obj := &unstructured.Unstructured{Object: maps.Clone(o.Object)}

@@ -33,19 +33,19 @@ func TestContains(t *testing.T) {
 	}
 }
 
-func TestWithHashLeavesTheOriginal(t *testing.T) {
+func TestAppliedLeavesTheOriginal(t *testing.T) {
 	o := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "a", "annotations": map[string]any{"x": "1"}},
 	}}
-	h := withHash(o)
+	h := Applied(o)
 	if got := o.GetAnnotations(); len(got) != 1 || got["x"] != "1" {
 		t.Errorf("the original's annotations changed: %v", got)
 	}
 	if h.GetAnnotations()[AppliedHashAnnotation] == "" || h.GetAnnotations()["x"] != "1" {
 		t.Errorf("the copy's annotations are %v", h.GetAnnotations())
 	}
-	if withHash(o).GetAnnotations()[AppliedHashAnnotation] != h.GetAnnotations()[AppliedHashAnnotation] {
+	if Applied(o).GetAnnotations()[AppliedHashAnnotation] != h.GetAnnotations()[AppliedHashAnnotation] {
 		t.Error("the same content hashes differently")
 	}
 }

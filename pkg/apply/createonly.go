@@ -1,4 +1,3 @@
-// Package apply writes rendered objects to the API server.
 package apply
 
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

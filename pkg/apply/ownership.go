@@ -82,39 +82,28 @@ func (a *Applier) foreign(ctx context.Context, o *unstructured.Unstructured, own
 	return &Foreign{Object: o, Managers: managers(live)}, nil
 }
 
-// Prune deletes the objects of kinds that carry the ownership labels but are
-// not among desired, except those keep protects. Kinds are given in apply
-// order and deleted in reverse, so that what depends on others goes first.
-func (a *Applier) Prune(ctx context.Context, kinds []schema.GroupVersionKind, ownership labels.Set,
-	desired []*unstructured.Unstructured, keep func(*unstructured.Unstructured) bool) ([]*unstructured.Unstructured, error) {
-	wanted := map[string]bool{}
-	for _, o := range desired {
-		wanted[identity(o)] = true
-	}
-	var deleted []*unstructured.Unstructured
-	for _, gvk := range slices.Backward(kinds) {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := a.Client.List(ctx, list, client.MatchingLabels(ownership)); err != nil {
-			return deleted, fmt.Errorf("listing %s to prune: %w", gvk.Kind, err)
-		}
-		for i := range list.Items {
-			o := &list.Items[i] // read only: it may be the cache's own
-			if wanted[identity(o)] || keep(o) || o.GetDeletionTimestamp() != nil {
-				continue
-			}
-			err := a.Client.Delete(ctx, o, client.Preconditions{UID: new(o.GetUID())}, client.PropagationPolicy(metav1.DeletePropagationBackground))
-			if client.IgnoreNotFound(err) != nil {
-				return deleted, fmt.Errorf("pruning %s: %w", Describe(o), err)
-			}
-			deleted = append(deleted, o)
+// Delete deletes objs in order, each only if it is still the object read
+// (same UID), letting the garbage collector delete what it owns. One already
+// gone is no error.
+func (a *Applier) Delete(ctx context.Context, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		err := a.Client.Delete(ctx, o, client.Preconditions{UID: new(o.GetUID())}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("pruning %s: %w", Describe(o), err)
 		}
 	}
-	return deleted, nil
+	return nil
 }
 
-func identity(o *unstructured.Unstructured) string {
-	return o.GroupVersionKind().GroupKind().String() + "/" + o.GetNamespace() + "/" + o.GetName()
+// Key identifies an object across API versions of its kind.
+type Key struct {
+	schema.GroupKind
+	Namespace, Name string
+}
+
+// KeyOf returns o's Key.
+func KeyOf(o *unstructured.Unstructured) Key {
+	return Key{GroupKind: o.GroupVersionKind().GroupKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
 }
 
 func managers(o *metav1.PartialObjectMetadata) []string {

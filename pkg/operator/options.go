@@ -1,5 +1,3 @@
-// Package operator runs the cluster network operator: a controller-runtime manager
-// with leader election, health endpoints, metrics and structured logs.
 package operator
 
 import (
@@ -40,7 +38,7 @@ type Options struct {
 // DefaultOptions are the defaults of the flags.
 func DefaultOptions() Options {
 	return Options{
-		Namespace:         "metallb-system",
+		Namespace:         metallb.DefaultNamespace,
 		OperatorNamespace: "cluster-network-operator",
 		MetricsAddress:    ":8080",
 		HealthAddress:     ":8081",

@@ -29,22 +29,30 @@ type Report struct {
 	RelatedObjects []configv1.ObjectReference
 }
 
-// Write records the report, creating the ClusterOperator if it is missing. It
-// writes only what changed, and nothing when the ClusterOperator API does not
-// exist (a cluster that is not OpenShift): then it returns false.
-func (w *ClusterOperator) Write(ctx context.Context, r Report) (bool, error) {
+// Get returns the ClusterOperator, or nil when it, or its API, does not exist.
+func (w *ClusterOperator) Get(ctx context.Context) (*configv1.ClusterOperator, error) {
 	co := &configv1.ClusterOperator{}
 	err := w.Client.Get(ctx, client.ObjectKey{Name: w.Name}, co)
-	switch {
-	case meta.IsNoMatchError(err):
-		return false, nil
-	case apierrors.IsNotFound(err):
+	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		return nil, nil
+	}
+	return co, err
+}
+
+// Write records the report on co, the ClusterOperator as Get returned it,
+// creating it when it is nil. It writes only what changed, and nothing when
+// the ClusterOperator API does not exist (a cluster that is not OpenShift):
+// then it returns false.
+func (w *ClusterOperator) Write(ctx context.Context, co *configv1.ClusterOperator, r Report) (bool, error) {
+	if co == nil {
 		co = &configv1.ClusterOperator{ObjectMeta: metav1.ObjectMeta{Name: w.Name}}
-		if err := w.Client.Create(ctx, co); err != nil {
+		err := w.Client.Create(ctx, co)
+		if meta.IsNoMatchError(err) {
+			return false, nil
+		}
+		if err != nil {
 			return false, err
 		}
-	case err != nil:
-		return false, err
 	}
 	status := co.Status.DeepCopy()
 	for _, c := range r.Conditions {
@@ -60,6 +68,7 @@ func (w *ClusterOperator) Write(ctx context.Context, r Report) (bool, error) {
 	if equality.Semantic.DeepEqual(&co.Status, status) {
 		return true, nil
 	}
+	co = co.DeepCopy() // it may be the cache's
 	co.Status = *status
 	return true, w.Client.Status().Update(ctx, co)
 }

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -28,44 +28,42 @@ func TestClusterOperatorWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	w := &ClusterOperator{Client: c, Name: "metallb", Clock: clock.RealClock{}}
+	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	w := &ClusterOperator{Client: c, Name: "metallb", Clock: clock}
 	report := Report{Conditions: NewConditions(), Versions: []configv1.OperandVersion{{Name: "operator", Version: "A"}}}
 
-	// Without the API, nothing is written and nothing fails.
-	if ok, err := w.Write(ctx, report); ok || err != nil {
+	// Without the API, nothing is read or written and nothing fails.
+	if co, err := w.Get(ctx); co != nil || err != nil {
+		t.Fatalf("without the ClusterOperator API: read %v, error %v", co, err)
+	}
+	if ok, err := w.Write(ctx, nil, report); ok || err != nil {
 		t.Fatalf("without the ClusterOperator API: wrote %v, error %v", ok, err)
 	}
 
 	installCRD(t, c, "testdata/clusteroperators-crd.yaml")
-	if ok, err := w.Write(ctx, report); !ok || err != nil {
-		t.Fatalf("first write: wrote %v, error %v", ok, err)
-	}
+	write(t, w, report)
 	first := get(t, c)
 	if first.Status.Versions[0].Version != "A" || len(first.Status.Conditions) != 4 {
 		t.Fatalf("created ClusterOperator has status %+v", first.Status)
 	}
 
 	// The same report writes nothing.
-	if _, err := w.Write(ctx, report); err != nil {
-		t.Fatal(err)
-	}
+	write(t, w, report)
 	if again := get(t, c); again.ResourceVersion != first.ResourceVersion {
 		t.Error("an unchanged report was written again")
 	}
 
-	// A new message keeps the transition time; a new status moves it.
-	time.Sleep(1100 * time.Millisecond) // transition times have a one-second resolution
+	// A new message keeps the transition time; a new status moves it to the clock's time.
+	clock.SetTime(clock.Now().Add(time.Minute))
 	report.Conditions.Set(Progressing, metav1.ConditionFalse, "AsExpected", "a new message")
 	report.Conditions.Set(Degraded, metav1.ConditionTrue, "RolloutHung", "stuck")
-	if _, err := w.Write(ctx, report); err != nil {
-		t.Fatal(err)
-	}
+	write(t, w, report)
 	changed := get(t, c)
 	for _, cond := range changed.Status.Conditions {
 		before := findCondition(first, cond.Type)
 		moved := !cond.LastTransitionTime.Equal(&before.LastTransitionTime)
-		if want := cond.Type == Degraded; moved != want {
-			t.Errorf("%s: transition time moved %v, want %v", cond.Type, moved, want)
+		if want := cond.Type == Degraded; moved != want || (moved && !cond.LastTransitionTime.Time.Equal(clock.Now())) {
+			t.Errorf("%s: transition time %s (was %s), want it moved %v, to %s", cond.Type, cond.LastTransitionTime, before.LastTransitionTime, want, clock.Now())
 		}
 	}
 
@@ -73,11 +71,21 @@ func TestClusterOperatorWrites(t *testing.T) {
 	if err := c.Delete(ctx, changed); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := w.Write(ctx, report); !ok || err != nil {
-		t.Fatalf("write after deletion: wrote %v, error %v", ok, err)
-	}
+	write(t, w, report)
 	if recreated := get(t, c); recreated.UID == changed.UID {
 		t.Error("the ClusterOperator was not created again")
+	}
+}
+
+// write writes the report over the ClusterOperator as Get reads it.
+func write(t *testing.T, w *ClusterOperator, r Report) {
+	t.Helper()
+	co, err := w.Get(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := w.Write(t.Context(), co, r); !ok || err != nil {
+		t.Fatalf("write: wrote %v, error %v", ok, err)
 	}
 }
 

@@ -1,6 +1,8 @@
 package status
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -57,11 +59,12 @@ func (cs Conditions) Get(conditionType string) Condition {
 }
 
 // ApplyTo records the conditions in an object's status. A transition time
-// changes only when a condition's status does.
-func (cs Conditions) ApplyTo(list *[]metav1.Condition, generation int64) {
+// changes, to now, only when a condition's status does.
+func (cs Conditions) ApplyTo(list *[]metav1.Condition, generation int64, now time.Time) {
 	for _, c := range cs {
 		meta.SetStatusCondition(list, metav1.Condition{
 			Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message, ObservedGeneration: generation,
+			LastTransitionTime: metav1.NewTime(now),
 		})
 	}
 }

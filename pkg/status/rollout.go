@@ -1,7 +1,3 @@
-// Package status works out and reports an operand's state: its rollouts, its
-// conditions (Available, Progressing, Degraded, Upgradeable) and the versions
-// it runs, on a ClusterOperator, on the operand's own object, as Events and as
-// metrics.
 package status
 
 import (
@@ -23,6 +19,14 @@ type Rollout struct {
 	Old int64
 	// Observed tells whether the workload's controller has seen its current spec.
 	Observed bool
+	// Absent tells that the workload is to run but does not exist yet.
+	Absent bool
+}
+
+// AbsentRollout is the rollout of a workload that is to run but does not
+// exist yet: it is not done.
+func AbsentRollout(kind, namespace, name string) Rollout {
+	return Rollout{Kind: kind, Namespace: namespace, Name: name, Absent: true}
 }
 
 // RolloutOf reads the rollout of a Deployment or a DaemonSet.
@@ -62,6 +66,9 @@ func (r Rollout) Message() string {
 	unit := "replicas"
 	if r.Kind == "DaemonSet" {
 		unit = "nodes"
+	}
+	if r.Absent {
+		return fmt.Sprintf("%s: the %s is being created", r.Name, r.Kind)
 	}
 	if !r.Observed {
 		return fmt.Sprintf("%s: the %s controller has not seen the new spec yet", r.Name, r.Kind)

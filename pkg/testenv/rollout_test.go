@@ -54,9 +54,23 @@ func TestDaemonSetRollingUpdateOnKwokNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	events, worst := 0, 0
+	events, worst := followRollout(t, w, live, nodes, "registry.example/probe:v2")
+	if worst > 1 {
+		t.Errorf("at some event %d nodes lacked a ready pod; maxUnavailable is 1", worst)
+	}
+	if worst == 0 {
+		t.Errorf("no event showed a node without a ready pod: the watch saw no pod replaced (%d events)", events)
+	}
+	t.Logf("rollout observed through %d pod events; at most %d node(s) without a ready pod", events, worst)
+	waitRolledOut(t, client, ds, nodes)
+}
+
+// followRollout follows pod events until every node runs image, and returns
+// how many events it saw and the most nodes without a ready pod at once.
+func followRollout(t *testing.T, w watch.Interface, live map[types.UID]*corev1.Pod, nodes int, image string) (events, worst int) {
+	t.Helper()
 	timeout := time.After(60 * time.Second)
-	for !allUpdated(live, nodes, "registry.example/probe:v2") {
+	for !allUpdated(live, nodes, image) {
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
@@ -72,21 +86,12 @@ func TestDaemonSetRollingUpdateOnKwokNodes(t *testing.T) {
 				live[pod.UID] = pod
 			}
 			events++
-			if missing := nodes - nodesWithReadyPod(live); missing > worst {
-				worst = missing
-			}
+			worst = max(worst, nodes-nodesWithReadyPod(live))
 		case <-timeout:
 			t.Fatalf("rollout did not finish within 60s; pods: %s", describe(live))
 		}
 	}
-	if worst > 1 {
-		t.Errorf("at some event %d nodes lacked a ready pod; maxUnavailable is 1", worst)
-	}
-	if worst == 0 {
-		t.Errorf("no event showed a node without a ready pod: the watch saw no pod replaced (%d events)", events)
-	}
-	t.Logf("rollout observed through %d pod events; at most %d node(s) without a ready pod", events, worst)
-	waitRolledOut(t, client, ds, nodes)
+	return events, worst
 }
 
 func daemonSet(image string) *appsv1.DaemonSet {

@@ -1,4 +1,3 @@
-// Package version holds the operator's own version, stamped at build time.
 package version
 
 // Version is set by the build: -ldflags "-X github.com/bmlb/cluster-network-operator/pkg/version.Version=...".

@@ -351,12 +351,12 @@ func (w *arpWatch) longestGap() (gap time.Duration, from time.Time) {
 	return gap, from
 }
 
-// firstAnswerAfter returns the first probe after t answered by another node than not.
-func (w *arpWatch) firstAnswerAfter(t time.Time, not string) (arpAnswer, bool) {
+// first returns the first answer the watch saw that matches.
+func (w *arpWatch) first(matches func(arpAnswer) bool) (arpAnswer, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, a := range w.answers {
-		if a.at.After(t) && a.node != "" && a.node != not {
+		if matches(a) {
 			return a, true
 		}
 	}

@@ -85,12 +85,20 @@ func assertRendered(t *testing.T, objs []*unstructured.Unstructured) {
 }
 
 func TestRenderRefusesBadSettingsNamingTheField(t *testing.T) {
-	code, stderr := runToExit(t, "render", "--max-unavailable", "150%", "--log-level", "loud")
+	code, stderr := runToExit(t, "render", "--max-unavailable", "150%", "--load-balancer-class", "not a class")
+	if code != 1 {
+		t.Errorf("exit code %d, want 1; stderr:\n%s", code, stderr)
+	}
+	assertOneLineError(t, stderr, `spec.loadBalancerClass: Invalid value: "not a class"`)
+	assertOneLineError(t, stderr, `spec.speakerConfig.maxUnavailable: Invalid value: "150%"`)
+
+	// As in the API server, a value of the wrong kind stops the rules' checks.
+	code, stderr = runToExit(t, "render", "--max-unavailable", "150%", "--log-level", "loud")
 	if code != 1 {
 		t.Errorf("exit code %d, want 1; stderr:\n%s", code, stderr)
 	}
 	assertOneLineError(t, stderr, `spec.logLevel: Unsupported value: "loud"`)
-	assertOneLineError(t, stderr, `spec.speakerConfig.maxUnavailable: Invalid value: "150%"`)
+	assertOneLineError(t, stderr, "some validation rules were not checked")
 }
 
 func decodeAll(t *testing.T, data []byte) []*unstructured.Unstructured {

@@ -1,7 +1,6 @@
 package metallb
 
 import (
-	"context"
 	"fmt"
 
 	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
@@ -28,43 +27,36 @@ var configKinds = []schema.GroupVersionKind{
 
 // configs are the configuration objects of the cluster, by where they are.
 type configs struct {
+	// Served tells whether their kinds are served: MetalLB's CRDs exist.
+	Served      bool
 	inNamespace []*metav1.PartialObjectMetadata
 	elsewhere   []*metav1.PartialObjectMetadata // MetalLB ignores them
 }
 
-// configObjects lists the configuration objects of every kind, in every
-// namespace. Only their metadata is cached: existence is all that matters.
-func (r *Reconciler) configObjects(ctx context.Context, namespace string) (configs, error) {
-	var found configs
-	for _, gvk := range configKinds {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := r.client.List(ctx, list); err != nil {
-			return configs{}, fmt.Errorf("listing %s: %w", gvk.Kind, err)
-		}
-		for i := range list.Items {
-			o := &list.Items[i]
-			o.SetGroupVersionKind(gvk)
-			if o.Namespace == namespace {
-				found.inNamespace = append(found.inNamespace, o)
-			} else {
-				found.elsewhere = append(found.elsewhere, o)
-			}
+// add sorts objects of a kind into MetalLB's namespace and elsewhere.
+func (c *configs) add(gvk schema.GroupVersionKind, items []metav1.PartialObjectMetadata, namespace string) {
+	for i := range items {
+		o := &items[i]
+		o.SetGroupVersionKind(gvk)
+		if o.Namespace == namespace {
+			c.inNamespace = append(c.inNamespace, o)
+		} else {
+			c.elsewhere = append(c.elsewhere, o)
 		}
 	}
-	return found, nil
 }
 
-// startConfigWatches watches the configuration kinds once their CRDs exist;
-// watching a kind that is not served would fail the controller.
-func (r *Reconciler) startConfigWatches() error {
+// watchConfigs watches the configuration kinds once their CRDs exist;
+// watching a kind that is not served would fail the controller. Only their
+// creation and deletion matter: whether MetalLB is asked for.
+func (r *Reconciler) watchConfigs() error {
 	for _, gvk := range configKinds {
 		if r.watching[gvk] {
 			continue
 		}
 		obj := &metav1.PartialObjectMetadata{}
 		obj.SetGroupVersionKind(gvk)
-		src := source.Kind(r.cache, client.Object(obj), handler.EnqueueRequestsFromMapFunc(enqueue), existence)
+		src := source.Kind(r.cache, client.Object(obj), handler.EnqueueRequestsFromMapFunc(enqueue), createdOrDeleted)
 		if err := r.controller.Watch(src); err != nil {
 			return fmt.Errorf("watching %s: %w", gvk.Kind, err)
 		}
@@ -73,5 +65,5 @@ func (r *Reconciler) startConfigWatches() error {
 	return nil
 }
 
-// existence passes the events that can change whether MetalLB is asked for.
-var existence = predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
+// createdOrDeleted drops updates: they cannot change whether MetalLB is asked for.
+var createdOrDeleted = predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}

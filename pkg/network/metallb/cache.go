@@ -5,7 +5,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -32,7 +31,7 @@ func ConfigureManager(opts *manager.Options, env Environment) error {
 }
 
 func cacheByObject(env Environment) (map[client.Object]cache.ByObject, error) {
-	kinds, namespaced, err := ownedKinds(env)
+	inv, err := inventoryOf(env)
 	if err != nil {
 		return nil, err
 	}
@@ -40,18 +39,18 @@ func cacheByObject(env Environment) (map[client.Object]cache.ByObject, error) {
 	byObject := map[client.Object]cache.ByObject{
 		&corev1.Node{}: {Transform: nodePlatformOnly},
 		// MetalLB's pods, to name the nodes of a hung rollout.
-		&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{"app": "metallb"}), Namespaces: map[string]cache.Config{env.Namespace: {}}},
+		&corev1.Pod{}: {Label: metallbPods.AsSelector(), Namespaces: map[string]cache.Config{env.Namespace: {}}, UnsafeDisableDeepCopy: new(true)},
 	}
-	for _, gvk := range kinds {
+	for _, gvk := range inv.kinds {
 		// Every reconcile reads them all, the CRDs (hundreds of kilobytes) among
 		// them; the module only reads them, so the cache need not copy them.
 		by := cache.ByObject{Label: selector, UnsafeDisableDeepCopy: new(true)}
-		if namespaced[gvk] {
+		if inv.namespaced[gvk] {
 			// Only MetalLB's namespace: the operator may read its Secrets and the
 			// like there and nowhere else.
 			by.Namespaces = map[string]cache.Config{env.Namespace: {}}
 		}
-		byObject[ownedObject(gvk)] = by
+		byObject[emptyObject(gvk)] = by
 	}
 	return byObject, nil
 }

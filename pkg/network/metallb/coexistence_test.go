@@ -46,8 +46,8 @@ func TestForeignSpeakerIsNotTouched(t *testing.T) {
 			t.Errorf("Degraded %s %q does not say %q", c.Reason, c.Message, want)
 		}
 	}
-	m.waitEvent(t, DefaultNamespace, "speaker", "NotManaged", "DaemonSet metallb-system/speaker (written by helm)")
-	m.assertAbsentFor(t, time.Second, "Deployment/controller", "Secret/memberlist")
+	m.waitEvent(t, DefaultNamespace, "speaker", ReasonForeignObjects, "DaemonSet metallb-system/speaker (written by helm)")
+	m.assertAbsent(t, "Deployment/controller", "Secret/memberlist")
 	live := &appsv1.DaemonSet{}
 	if err := m.client.Get(ctx, client.ObjectKeyFromObject(helm), live); err != nil {
 		t.Fatal(err)

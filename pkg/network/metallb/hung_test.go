@@ -8,20 +8,27 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/status"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
-// Speakers that cannot become ready on two nodes hang the rollout: after the
-// (here shortened) timeout, Degraded says RolloutHung and names both nodes;
-// when the speakers are kept off them, the rollout finishes and Degraded clears.
+// Speakers that cannot become ready on two nodes hang the rollout: once the
+// clock passes the timeout with no progress, Degraded says RolloutHung and
+// names both nodes, and not a second before; when the speakers are kept off
+// them, the rollout finishes and Degraded clears.
 func TestHungRolloutNamesTheNodes(t *testing.T) {
 	opts := testOptions()
-	opts.HungAfter = 3 * time.Second
+	clock := clocktesting.NewFakeClock(time.Now())
+	opts.Clock = clock
 	healthy := testenv.Nodes(3)
 	for i := range healthy {
 		healthy[i].Labels = map[string]string{"example.com/healthy": "true"}
@@ -35,44 +42,55 @@ func TestHungRolloutNamesTheNodes(t *testing.T) {
 		}
 	}
 	m.waitCRDs(t)
-	start := time.Now() // the rollout, and so its last progress, come after
 	m.createPool(t, DefaultNamespace, "pool1")
 	if err := m.client.Create(ctx, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName}}); err != nil {
 		t.Fatal(err)
 	}
+	// The rollout goes as far as it can: then it makes no progress.
+	m.waitProgressing(t, "controller: 1 of 1 replicas updated, speaker: 5 of 5 nodes updated, 2 unavailable")
 
+	clock.Step(opts.HungAfter - time.Second)
+	m.reconcile(t)
+	if c := m.degraded(t); c.Reason == ReasonRolloutHung {
+		t.Fatalf("RolloutHung a second before the %s timeout: %s", opts.HungAfter, c.Message)
+	}
+	clock.Step(2 * time.Second)
+	m.reconcile(t)
 	c := m.waitDegraded(t, clusterObject, func(c metav1.Condition) bool { return c.Reason == ReasonRolloutHung })
-	t.Logf("RolloutHung after %s: %s", time.Since(start).Round(100*time.Millisecond), c.Message)
 	if !strings.Contains(c.Message, "the speaker is not ready on nodes: stuck-a, stuck-b.") {
 		t.Errorf("RolloutHung does not name the two nodes: %q", c.Message)
 	}
-	if time.Since(start) < opts.HungAfter {
-		t.Errorf("RolloutHung after %s, before the %s timeout", time.Since(start), opts.HungAfter)
-	}
+	m.keepSpeakersOn(t, "example.com/healthy")
+	m.waitDegraded(t, clusterObject, isFalse)
+	m.waitStatus(t, opts.Images.ReleaseVersion, 30*time.Second)
+}
 
-	// The speakers are kept off the broken nodes, and their pods there, which no
-	// kubelet will ever confirm gone, are force-deleted: the rollout finishes,
-	// and Degraded clears.
+// keepSpeakersOn has the speakers run only on nodes with the label, and
+// force-deletes their pods on the stuck nodes, which no kubelet will ever
+// confirm gone.
+func (m *moduleEnv) keepSpeakersOn(t *testing.T, label string) {
+	t.Helper()
+	ctx := t.Context()
 	obj := &v1beta1.MetalLB{}
 	if err := m.client.Get(ctx, clusterObject, obj); err != nil {
 		t.Fatal(err)
 	}
-	obj.Spec.NodeSelector = map[string]string{"example.com/healthy": "true"}
+	obj.Spec.NodeSelector = v1beta1.NodeSelector{label: "true"}
 	if err := m.client.Update(ctx, obj); err != nil {
 		t.Fatal(err)
 	}
 	// First the DaemonSet with the selector, seen by its controller: before
-	// that, a pod force-deleted from a broken node comes back.
+	// that, a pod force-deleted from another node comes back.
 	waitFor(t, "the speaker DaemonSet with the node selector", 30*time.Second, func(ctx context.Context) (bool, error) {
 		var ds appsv1.DaemonSet
-		if err := m.client.Get(ctx, client.ObjectKey{Namespace: DefaultNamespace, Name: "speaker"}, &ds); err != nil {
+		if err := m.client.Get(ctx, client.ObjectKey{Namespace: DefaultNamespace, Name: speakerName}, &ds); err != nil {
 			return false, err
 		}
-		return ds.Spec.Template.Spec.NodeSelector["example.com/healthy"] == "true" && ds.Status.ObservedGeneration >= ds.Generation, nil
+		return ds.Spec.Template.Spec.NodeSelector[label] == "true" && ds.Status.ObservedGeneration >= ds.Generation, nil
 	})
-	waitFor(t, "no speaker left on the broken nodes", 30*time.Second, func(ctx context.Context) (bool, error) {
+	waitFor(t, "no speaker left on the stuck nodes", 30*time.Second, func(ctx context.Context) (bool, error) {
 		var pods corev1.PodList
-		if err := m.client.List(ctx, &pods, client.InNamespace(DefaultNamespace), client.MatchingLabels{"component": "speaker"}); err != nil {
+		if err := m.client.List(ctx, &pods, client.InNamespace(DefaultNamespace), client.MatchingLabels(speakerPods)); err != nil {
 			return false, err
 		}
 		left := false
@@ -86,8 +104,51 @@ func TestHungRolloutNamesTheNodes(t *testing.T) {
 		}
 		return !left, nil
 	})
-	m.waitDegraded(t, clusterObject, isFalse)
-	m.waitStatus(t, opts.Images.ReleaseVersion, 30*time.Second)
+}
+
+// waitProgressing waits until the MetalLB object's Progressing condition
+// tells the rollout has reached the point given.
+func (m *moduleEnv) waitProgressing(t *testing.T, want string) {
+	t.Helper()
+	var last string
+	waitFor(t, "Progressing to say "+want, 30*time.Second, func(ctx context.Context) (bool, error) {
+		obj := &v1beta1.MetalLB{}
+		if err := m.client.Get(ctx, clusterObject, obj); err != nil {
+			return false, err
+		}
+		if c := meta.FindStatusCondition(obj.Status.Conditions, status.Progressing); c != nil {
+			last = c.Message
+		}
+		return strings.Contains(last, want), nil
+	})
+}
+
+// reconcile reconciles, as any event would have the module do; a status
+// write that meets one the module's own reconciles just made is retried, as
+// the module's queue retries it.
+func (m *moduleEnv) reconcile(t *testing.T) {
+	t.Helper()
+	err := retry.OnError(retry.DefaultRetry, apierrors.IsConflict, func() error {
+		_, err := m.r.Reconcile(t.Context(), request)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// degraded returns the MetalLB object's Degraded condition as it is.
+func (m *moduleEnv) degraded(t *testing.T) metav1.Condition {
+	t.Helper()
+	obj := &v1beta1.MetalLB{}
+	if err := m.client.Get(t.Context(), clusterObject, obj); err != nil {
+		t.Fatal(err)
+	}
+	c := meta.FindStatusCondition(obj.Status.Conditions, status.Degraded)
+	if c == nil {
+		t.Fatal("the MetalLB object has no Degraded condition")
+	}
+	return *c
 }
 
 func readyNodeNobodyRuns(name string) *corev1.Node {

@@ -29,7 +29,6 @@ func TestIdleModuleWritesNothing(t *testing.T) {
 	if m.writes.Load() == 0 {
 		t.Fatal("no write counted while MetalLB was deployed: the counter does not count")
 	}
-	// Let the watch events of the last writes arrive and be reconciled.
 	settle(t, m)
 
 	before := m.writes.Load()
@@ -43,12 +42,16 @@ func TestIdleModuleWritesNothing(t *testing.T) {
 	}
 }
 
-// settle waits until a second passes without a write.
+// settle waits until the module has nothing left to do: a plan made from what
+// its cache shows writes nothing.
 func settle(t testing.TB, m *moduleEnv) {
 	t.Helper()
-	waitFor(t, "no more writes", 30*time.Second, func(context.Context) (bool, error) {
-		n := m.writes.Load()
-		time.Sleep(time.Second)
-		return m.writes.Load() == n, nil
+	waitFor(t, "the module to have nothing left to do", 30*time.Second, func(ctx context.Context) (bool, error) {
+		s, err := m.r.observe(ctx)
+		if err != nil {
+			return false, err
+		}
+		p := plan(s, m.r.opts, m.r.clock.Now())
+		return len(p.Apply) == 0 && len(p.Prune) == 0 && len(p.Statuses) == 0 && p.Tracking == nil && p.Report(nil).Tuning == nil, nil
 	})
 }

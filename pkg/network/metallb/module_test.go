@@ -23,73 +23,40 @@ import (
 // the memberlist key for the next time.
 func TestActivationRepairAndDeactivation(t *testing.T) {
 	m := startModule(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(3)}, testOptions())
-	ctx := t.Context()
 
 	// No configuration: the CRDs and the namespace, nothing else.
 	waitFor(t, "MetalLB's CRDs", 30*time.Second, func(ctx context.Context) (bool, error) {
 		return m.crdCount(ctx) == 9, nil
 	})
-	m.assertAbsentFor(t, time.Second, "Deployment/controller", "DaemonSet/speaker", "Secret/memberlist")
+	m.assertAbsent(t, "Deployment/controller", "DaemonSet/speaker", "Secret/memberlist")
 
 	// A pool in another namespace changes nothing, and is told why.
 	m.createPool(t, "default", "elsewhere")
-	m.waitEvent(t, "default", "elsewhere", "Ignored", "IPAddressPool default/elsewhere is outside metallb-system and is ignored")
-	m.assertAbsentFor(t, 500*time.Millisecond, "Deployment/controller", "DaemonSet/speaker")
+	m.waitEvent(t, "default", "elsewhere", ReasonIgnored, "IPAddressPool default/elsewhere is outside metallb-system and is ignored")
+	m.assertAbsent(t, "Deployment/controller", "DaemonSet/speaker")
 
 	// A pool in MetalLB's namespace brings MetalLB: a speaker on every node.
 	pool := m.createPool(t, DefaultNamespace, "pool1")
 	m.waitSpeakers(t, 3)
 	key := m.memberlistKey(t)
-	m.waitEvent(t, DefaultNamespace, "memberlist", "MemberlistKeyGenerated", "Generated the speakers' memberlist key")
+	m.waitEvent(t, DefaultNamespace, memberlistSecret, "MemberlistKeyGenerated", "Generated the speakers' memberlist key")
 
-	// Drift is repaired: a deleted DaemonSet, an edited controller image.
-	ds := m.get(t, daemonSetGVK, DefaultNamespace, "speaker")
-	if err := m.client.Delete(ctx, ds); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	waitFor(t, "the speaker DaemonSet restored", 5*time.Second, func(context.Context) (bool, error) {
-		o := m.get(t, daemonSetGVK, DefaultNamespace, "speaker")
-		return o != nil && o.GetUID() != ds.GetUID(), nil
-	})
-	t.Logf("deleted speaker DaemonSet restored in %s", time.Since(start).Round(time.Millisecond))
-
-	edit := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"controller","image":"registry.example.com/not-metallb:1"}]}}}}`)
-	dep := m.get(t, deploymentGVK, DefaultNamespace, "controller")
-	if err := m.client.Patch(ctx, dep, client.RawPatch(types.StrategicMergePatchType, edit), client.FieldOwner("kubectl-edit")); err != nil {
-		t.Fatal(err)
-	}
-	start = time.Now()
-	waitFor(t, "the controller image restored", 5*time.Second, func(context.Context) (bool, error) {
-		o := m.get(t, deploymentGVK, DefaultNamespace, "controller")
-		return strings.Contains(containerImage(o), "quay.io/metallb/controller:"), nil
-	})
-	t.Logf("edited controller image restored in %s", time.Since(start).Round(time.Millisecond))
-
-	// A deleted memberlist Secret comes back, with a new key only because the
-	// old one was gone, and an Event says what to do about it.
-	if err := m.client.Delete(ctx, m.get(t, secretGVK, DefaultNamespace, "memberlist")); err != nil {
-		t.Fatal(err)
-	}
-	m.waitEvent(t, DefaultNamespace, "memberlist", "MemberlistKeyRegenerated", "kubectl rollout restart daemonset/speaker -n metallb-system")
-	newKey := m.memberlistKey(t)
-	if newKey == key {
-		t.Error("the restored memberlist Secret has the deleted one's key")
-	}
+	m.assertDriftRepaired(t)
+	newKey := m.assertMemberlistRestored(t, key)
 
 	// The last pool goes: so do the workloads and the Services; the CRDs, the
 	// namespace and the key stay.
-	if err := m.client.Delete(ctx, pool); err != nil {
+	if err := m.client.Delete(t.Context(), pool); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "MetalLB deactivated", 10*time.Second, func(ctx context.Context) (bool, error) {
 		var services corev1.ServiceList
 		err := m.client.List(ctx, &services, client.InNamespace(DefaultNamespace))
 		return err == nil && len(services.Items) == 0 &&
-			m.get(t, deploymentGVK, DefaultNamespace, "controller") == nil &&
-			m.get(t, daemonSetGVK, DefaultNamespace, "speaker") == nil, err
+			m.get(t, deploymentGVK, DefaultNamespace, controllerName) == nil &&
+			m.get(t, daemonSetGVK, DefaultNamespace, speakerName) == nil, err
 	})
-	if n := m.crdCount(ctx); n != 9 {
+	if n := m.crdCount(t.Context()); n != 9 {
 		t.Errorf("%d of MetalLB's 9 CRDs left after deactivation", n)
 	}
 	if m.get(t, poolGVK, "default", "elsewhere") == nil {
@@ -105,6 +72,50 @@ func TestActivationRepairAndDeactivation(t *testing.T) {
 	if got := m.memberlistKey(t); got != newKey {
 		t.Error("reactivation did not reuse the memberlist key")
 	}
+}
+
+// assertDriftRepaired deletes the speaker DaemonSet and edits the controller's
+// image: both come back as rendered.
+func (m *moduleEnv) assertDriftRepaired(t *testing.T) {
+	t.Helper()
+	ds := m.get(t, daemonSetGVK, DefaultNamespace, speakerName)
+	if err := m.client.Delete(t.Context(), ds); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	waitFor(t, "the speaker DaemonSet restored", 5*time.Second, func(context.Context) (bool, error) {
+		o := m.get(t, daemonSetGVK, DefaultNamespace, speakerName)
+		return o != nil && o.GetUID() != ds.GetUID(), nil
+	})
+	t.Logf("deleted speaker DaemonSet restored in %s", time.Since(start).Round(time.Millisecond))
+
+	edit := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"controller","image":"registry.example.com/not-metallb:1"}]}}}}`)
+	dep := m.get(t, deploymentGVK, DefaultNamespace, controllerName)
+	if err := m.client.Patch(t.Context(), dep, client.RawPatch(types.StrategicMergePatchType, edit), client.FieldOwner("kubectl-edit")); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	waitFor(t, "the controller image restored", 5*time.Second, func(context.Context) (bool, error) {
+		o := m.get(t, deploymentGVK, DefaultNamespace, controllerName)
+		return strings.Contains(containerImage(o), "quay.io/metallb/controller:"), nil
+	})
+	t.Logf("edited controller image restored in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// assertMemberlistRestored deletes the memberlist Secret: it comes back with a
+// new key only because the old one was gone, and an Event says what to do
+// about it. It returns the new key.
+func (m *moduleEnv) assertMemberlistRestored(t *testing.T, key string) string {
+	t.Helper()
+	if err := m.client.Delete(t.Context(), m.get(t, secretGVK, DefaultNamespace, memberlistSecret)); err != nil {
+		t.Fatal(err)
+	}
+	m.waitEvent(t, DefaultNamespace, memberlistSecret, "MemberlistKeyRegenerated", "kubectl rollout restart daemonset/speaker -n metallb-system")
+	newKey := m.memberlistKey(t)
+	if newKey == key {
+		t.Error("the restored memberlist Secret has the deleted one's key")
+	}
+	return newKey
 }
 
 // containerImage is the image of a workload's first container.
@@ -171,16 +182,15 @@ func (m *moduleEnv) crdCount(ctx context.Context) int {
 
 var gvkOfKind = map[string]schema.GroupVersionKind{"Deployment": deploymentGVK, "DaemonSet": daemonSetGVK, "Secret": secretGVK}
 
-// assertAbsentFor checks that none of the objects ("Kind/name" in MetalLB's
-// namespace) appears for d.
-func (m *moduleEnv) assertAbsentFor(t *testing.T, d time.Duration, objects ...string) {
+// assertAbsent checks, once the module has nothing left to do, that none of
+// the objects ("Kind/name" in MetalLB's namespace) exists.
+func (m *moduleEnv) assertAbsent(t *testing.T, objects ...string) {
 	t.Helper()
-	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		for _, o := range objects {
-			kind, name, _ := strings.Cut(o, "/")
-			if m.get(t, gvkOfKind[kind], DefaultNamespace, name) != nil {
-				t.Fatalf("%s exists, but MetalLB was not asked for", o)
-			}
+	settle(t, m)
+	for _, o := range objects {
+		kind, name, _ := strings.Cut(o, "/")
+		if m.get(t, gvkOfKind[kind], DefaultNamespace, name) != nil {
+			t.Fatalf("%s exists, but MetalLB was not asked for", o)
 		}
 	}
 }

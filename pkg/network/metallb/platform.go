@@ -1,15 +1,12 @@
 package metallb
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // DefaultAllowedPlatforms are the platforms MetalLB runs on unless told
@@ -47,30 +44,22 @@ var cloudProviders = map[string]configv1.PlatformType{
 // load-balancer addresses: local distributions and bare-metal provisioners.
 var bareMetalProviders = []string{"kind", "k3s", "rke2", "metal3", "baremetal", "docker", "talos", "kwok"}
 
-// detectPlatform finds the platform: from the Infrastructure object on
-// OpenShift, else from the Nodes' provider IDs.
-func detectPlatform(ctx context.Context, c client.Reader, openshift bool) (Platform, error) {
-	if openshift {
-		infra := &configv1.Infrastructure{}
-		err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, infra)
-		if err != nil && !apierrors.IsNotFound(err) {
-			return Platform{}, err
-		}
-		if err == nil && infra.Status.PlatformStatus != nil && infra.Status.PlatformStatus.Type != "" {
-			return Platform{Type: string(infra.Status.PlatformStatus.Type), Source: "Infrastructure cluster"}, nil
-		}
+// platformOf decides the platform: --platform, else the Infrastructure
+// object's, else the Nodes' provider IDs tell.
+func platformOf(override string, in PlatformInputs) Platform {
+	switch {
+	case override != "":
+		return Platform{Type: override, Source: "--platform"}
+	case in.Infrastructure != "":
+		return Platform{Type: in.Infrastructure, Source: "Infrastructure cluster"}
 	}
-	var nodes corev1.NodeList
-	if err := c.List(ctx, &nodes); err != nil {
-		return Platform{}, err
-	}
-	return platformOfNodes(nodes.Items), nil
+	return platformOfNodes(in.Nodes)
 }
 
 // platformOfNodes infers the platform from the Nodes' provider IDs: a cloud if
 // any node names one, else bare metal, or None when no node names a provider.
 func platformOfNodes(nodes []corev1.Node) Platform {
-	slices.SortFunc(nodes, func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
+	nodes = slices.SortedFunc(slices.Values(nodes), func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
 	var bareMetal *corev1.Node
 	for i := range nodes {
 		n := &nodes[i]

@@ -56,7 +56,7 @@ func TestCloudNodesDeployNothing(t *testing.T) {
 	m.createPool(t, DefaultNamespace, "pool1")
 	m.waitEvent(t, DefaultNamespace, "pool1", ReasonPlatformNotSupported,
 		"the platform is AWS (from node kwok-0's provider ID aws:///us-east-1a/i-000kwok-0), and the operator deploys MetalLB only on BareMetal, None. To deploy it anyway, start the operator with --platform=BareMetal")
-	m.assertAbsentFor(t, time.Second, "Deployment/controller", "DaemonSet/speaker")
+	m.assertAbsent(t, "Deployment/controller", "DaemonSet/speaker")
 
 	// The tuning object says so too.
 	if err := m.client.Create(t.Context(), &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName}}); err != nil {
@@ -114,7 +114,7 @@ func TestInfrastructurePlatform(t *testing.T) {
 	if c.Reason != ReasonPlatformNotSupported || !strings.Contains(c.Message, "the platform is AWS (from Infrastructure cluster)") {
 		t.Errorf("Degraded %s %q does not name the Infrastructure's platform", c.Reason, c.Message)
 	}
-	m.assertAbsentFor(t, time.Second, "Deployment/controller")
+	m.assertAbsent(t, "Deployment/controller")
 
 	infra.Status.PlatformStatus.Type = configv1.BareMetalPlatformType
 	if err := m.client.Status().Update(ctx, infra); err != nil {

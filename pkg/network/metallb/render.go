@@ -4,37 +4,23 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"maps"
+	"strconv"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/bmlb/cluster-network-operator/bindata"
 	"github.com/bmlb/cluster-network-operator/pkg/render"
 )
 
-// Ownership labels: every object the operator renders carries them, and pruning
-// only ever touches objects that do.
-const (
-	ManagedByLabel = "app.kubernetes.io/managed-by"
-	ManagedBy      = "cluster-network-operator"
-	PartOfLabel    = "app.kubernetes.io/part-of"
-	PartOf         = "metallb"
-)
-
-// ownership selects what the module owns: what it may prune.
-var ownership = labels.Set{ManagedByLabel: ManagedBy, PartOfLabel: PartOf}
-
-// ReleaseVersionAnnotation records on each workload the release it was rendered for.
-const ReleaseVersionAnnotation = "release.openshift.io/version"
-
 // data is what the templates of bindata/metallb see. Defaults and merges are
 // done here, in Go, so that the templates only place values.
 type data struct {
 	Namespace         string
 	ReleaseVersion    string
+	MetricsPort       int
 	LogLevel          string
 	LoadBalancerClass string
 	MaxUnavailable    intstr.IntOrString
@@ -65,13 +51,14 @@ var (
 		{Key: "node-role.kubernetes.io/master", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
 		{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
 	}
-	scrapeAnnotations = map[string]string{"prometheus.io/port": "9120", "prometheus.io/scrape": "true"}
+	scrapeAnnotations = map[string]string{"prometheus.io/port": strconv.Itoa(metricsPort), "prometheus.io/scrape": "true"}
 )
 
 func newData(s Settings, memberlistKey string) data {
 	return data{
 		Namespace:         s.Namespace,
 		ReleaseVersion:    s.Images.ReleaseVersion,
+		MetricsPort:       metricsPort,
 		LogLevel:          string(s.LogLevel),
 		LoadBalancerClass: s.LoadBalancerClass,
 		MaxUnavailable:    s.MaxUnavailable,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
@@ -116,4 +117,44 @@ func goldenYAML(t *testing.T, objs []*unstructured.Unstructured) []byte {
 		buf.Write(b)
 	}
 	return buf.Bytes()
+}
+
+// The names and labels the module finds MetalLB's objects by are those the
+// templates give them.
+func TestNamesAreTheTemplates(t *testing.T) {
+	byName := map[string]*unstructured.Unstructured{}
+	for _, o := range scenarios[0].render(t) {
+		byName[o.GetKind()+"/"+o.GetName()] = o
+	}
+	for _, name := range []string{"Deployment/" + controllerName, "DaemonSet/" + speakerName, "Secret/" + memberlistSecret,
+		"ValidatingWebhookConfiguration/" + webhookConfiguration} {
+		if byName[name] == nil {
+			t.Errorf("no %s rendered", name)
+		}
+	}
+	podLabels := func(name string) labels.Set {
+		l, _, _ := unstructured.NestedStringMap(byName[name].Object, "spec", "template", "metadata", "labels")
+		return l
+	}
+	if l := podLabels("DaemonSet/" + speakerName); !speakerPods.AsSelector().Matches(l) {
+		t.Errorf("the speakers' pods have labels %v, which %v does not select", l, speakerPods)
+	}
+	if l := podLabels("Deployment/" + controllerName); !metallbPods.AsSelector().Matches(l) {
+		t.Errorf("the controller's pods have labels %v, which %v does not select", l, metallbPods)
+	}
+	if got := containerEnv(byName["DaemonSet/"+speakerName], "METALLB_ML_LABELS"); got != speakerPods.String() {
+		t.Errorf("the speakers' memberlist selects %q, the module %q", got, speakerPods.String())
+	}
+}
+
+func containerEnv(o *unstructured.Unstructured, name string) string {
+	containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+	env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+	for _, e := range env {
+		if e := e.(map[string]any); e["name"] == name {
+			v, _ := e["value"].(string)
+			return v
+		}
+	}
+	return ""
 }

@@ -1,6 +1,3 @@
-// Package metallb is the MetalLB module of the operator: from the platform, the
-// user's MetalLB objects and the operator's environment it works out what
-// MetalLB must run, and renders it from bindata/metallb.
 package metallb
 
 import (
@@ -46,12 +43,11 @@ type Component struct {
 	Resources         *corev1.ResourceRequirements
 }
 
-// DefaultNamespace is where MetalLB runs unless the operator is told otherwise.
-const DefaultNamespace = "metallb-system"
-
 // SettingsFor returns the settings for a MetalLB tuning object; nil means
-// there is none, and every setting keeps MetalLB's default. The result is
-// validated: an error names each invalid field of the object.
+// there is none, and every setting keeps MetalLB's default. The object is
+// checked as the API server checks it (its CRD's schema and rules) and for
+// what no schema can say but references (see validation.go): an error names
+// each invalid field of the object.
 func SettingsFor(env Environment, obj *v1beta1.MetalLB) (Settings, error) {
 	s := Settings{
 		Environment:    env,
@@ -59,12 +55,15 @@ func SettingsFor(env Environment, obj *v1beta1.MetalLB) (Settings, error) {
 		BGPBackend:     v1beta1.BGPBackendNative,
 		MaxUnavailable: intstr.FromInt32(1),
 	}
-	if obj != nil {
-		applySpec(&s, &obj.Spec)
+	if obj == nil {
+		return s, nil
 	}
-	if err := s.validate(); err != nil {
+	errs := checkTyped(obj)
+	errs = append(errs, checkPodFields(&obj.Spec)...)
+	if err := errs.ToAggregate(); err != nil {
 		return Settings{}, err
 	}
+	applySpec(&s, &obj.Spec)
 	return s, nil
 }
 
@@ -77,10 +76,10 @@ func applySpec(s *Settings, spec *v1beta1.MetalLBSpec) {
 		s.BGPBackend = spec.BGPBackend
 	}
 	s.LoadBalancerClass = spec.LoadBalancerClass
-	s.Speaker.NodeSelector = maps.Clone(spec.NodeSelector)
-	s.Speaker.Tolerations = spec.SpeakerTolerations
-	s.Controller.NodeSelector = maps.Clone(spec.ControllerNodeSelector)
-	s.Controller.Tolerations = spec.ControllerTolerations
+	s.Speaker.NodeSelector = spec.NodeSelector.Labels()
+	s.Speaker.Tolerations = spec.SpeakerTolerations.Core()
+	s.Controller.NodeSelector = spec.ControllerNodeSelector.Labels()
+	s.Controller.Tolerations = spec.ControllerTolerations.Core()
 	if c := spec.ControllerConfig; c != nil {
 		applyConfig(&s.Controller, c)
 	}
@@ -93,8 +92,8 @@ func applySpec(s *Settings, spec *v1beta1.MetalLBSpec) {
 }
 
 func applyConfig(c *Component, cfg *v1beta1.Config) {
-	c.PriorityClassName = cfg.PriorityClassName
-	c.RuntimeClassName = cfg.RuntimeClassName
+	c.PriorityClassName = string(cfg.PriorityClassName)
+	c.RuntimeClassName = string(cfg.RuntimeClassName)
 	c.Affinity = cfg.Affinity
 	c.Annotations = maps.Clone(cfg.Annotations)
 	c.Resources = cfg.Resources

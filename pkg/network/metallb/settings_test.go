@@ -8,66 +8,6 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/apply"
 )
 
-func TestBadSettingsNameTheField(t *testing.T) {
-	images, err := ImagesFromEnv(func(string) string { return "" }, "1.0.0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name, spec string
-		want       []string // all must appear in the error
-	}{
-		{"unknown log level", `logLevel: loud`,
-			[]string{`spec.logLevel: Unsupported value: "loud"`, `"all", "debug", "info", "warn", "error", "none"`}},
-		{"malformed node selector", `nodeSelector: {"bad key!": "x"}`,
-			[]string{`spec.nodeSelector: Invalid value: "bad key!"`}},
-		{"malformed selector value", `controllerNodeSelector: {"example.com/role": "not a value"}`,
-			[]string{`spec.controllerNodeSelector: Invalid value: "not a value"`}},
-		{"toleration with value and Exists", `speakerTolerations: [{key: a, operator: Exists, value: b}]`,
-			[]string{`spec.speakerTolerations[0].value: Invalid value: "b": must be empty when operator is Exists`}},
-		{"tolerationSeconds without NoExecute", `speakerTolerations: [{key: a, operator: Exists, effect: NoSchedule, tolerationSeconds: 5}]`,
-			[]string{`spec.speakerTolerations[0].tolerationSeconds: Invalid value: 5: may only be set when effect is NoExecute`}},
-		{"unknown toleration effect", `controllerTolerations: [{key: a, operator: Exists, effect: Sometimes}]`,
-			[]string{`spec.controllerTolerations[0].effect: Unsupported value: "Sometimes"`}},
-		{"empty key without Exists", `speakerTolerations: [{operator: Equal, value: x}]`,
-			[]string{`spec.speakerTolerations[0].operator: Invalid value: "Equal": must be Exists when key is empty`}},
-		{"maxUnavailable 0", `speakerConfig: {maxUnavailable: 0}`,
-			[]string{`spec.speakerConfig.maxUnavailable: Invalid value: 0: must be a number of at least 1, or a percentage from 1% to 100%`}},
-		{"maxUnavailable 150%", `speakerConfig: {maxUnavailable: "150%"}`,
-			[]string{`spec.speakerConfig.maxUnavailable: Invalid value: "150%"`}},
-		{"maxUnavailable not a percentage", `speakerConfig: {maxUnavailable: "ten"}`,
-			[]string{`spec.speakerConfig.maxUnavailable: Invalid value: "ten"`}},
-		{"bad load balancer class", `loadBalancerClass: "Not/A/Class"`,
-			[]string{`spec.loadBalancerClass: Invalid value: "Not/A/Class"`}},
-		{"unsupported BGP backend", `bgpBackend: frr-k8s`,
-			[]string{`spec.bgpBackend: Unsupported value: "frr-k8s": supported values: "native"`}},
-		{"affinity weight out of range", `speakerConfig: {affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 0, preference: {}}]}}}`,
-			[]string{`spec.speakerConfig.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 0: must be from 1 to 100`}},
-		{"requests above limits", `controllerConfig: {resources: {requests: {memory: 1Gi}, limits: {memory: 100Mi}}}`,
-			[]string{`spec.controllerConfig.resources.requests[memory]: Invalid value: "1Gi": must not exceed the limit 100Mi`}},
-		{"bad priority class", `speakerConfig: {priorityClassName: "Urgent!"}`,
-			[]string{`spec.speakerConfig.priorityClassName: Invalid value: "Urgent!"`}},
-		{"two errors at once", `logLevel: loud, speakerConfig: {maxUnavailable: 0}`,
-			[]string{`spec.logLevel`, `spec.speakerConfig.maxUnavailable`}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			obj, err := DecodeMetalLB([]byte("apiVersion: metallb.io/v1beta1\nkind: MetalLB\nmetadata: {name: metallb}\nspec: {" + tc.spec + "}\n"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := SettingsFor(Environment{Namespace: DefaultNamespace, Images: images, Webhooks: true}, obj)
-			if err == nil {
-				t.Fatalf("settings accepted: %+v", s)
-			}
-			for _, want := range tc.want {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error does not say %q:\n%v", want, err)
-				}
-			}
-		})
-	}
-}
-
 func TestDecodeRefusesUnknownFields(t *testing.T) {
 	_, err := DecodeMetalLB([]byte("apiVersion: metallb.io/v1beta1\nkind: MetalLB\nspec:\n  loglevel: debug\n"))
 	if err == nil || !strings.Contains(err.Error(), `unknown field "spec.loglevel"`) {

@@ -1,124 +1,104 @@
 package metallb
 
 import (
-	"context"
-	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/bmlb/cluster-network-operator/pkg/apply"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
 
-// TrackingAnnotation, on MetalLB's namespace, keeps the rollout tracking
-// across operator restarts (see status.Tracking).
-const TrackingAnnotation = "networkoperator.openshift.io/metallb-rollout"
-
-var (
-	deploymentKind = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
-	daemonSetKind  = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}
-	namespaceKind  = corev1.SchemeGroupVersion.WithKind("Namespace")
-)
+// workloads are MetalLB's two workloads, in rollout order.
+var workloads = []struct {
+	kind schema.GroupVersionKind
+	name string
+}{{deploymentKind, controllerName}, {daemonSetKind, speakerName}}
 
 // holdSpeakers orders an upgrade: while the speaker DaemonSet runs another
 // release and the controller, which serves the webhooks, has not finished
 // rolling out the new one, the DaemonSet is left as it is. Its own
 // RollingUpdate then paces the nodes.
-func (r *Reconciler) holdSpeakers(ctx context.Context, want []*unstructured.Unstructured, s Settings) ([]*unstructured.Unstructured, error) {
-	speaker, err := r.live(ctx, daemonSetKind, s.Namespace, "speaker")
-	if err != nil || speaker == nil || speaker.GetAnnotations()[ReleaseVersionAnnotation] == s.Images.ReleaseVersion {
-		return want, err
+func (p *Plan) holdSpeakers(s *Snapshot, settings Settings, want []*unstructured.Unstructured) []*unstructured.Unstructured {
+	target := settings.Images.ReleaseVersion
+	speaker := s.owned(daemonSetKind, settings.Namespace, speakerName)
+	if speaker == nil || speaker.GetAnnotations()[ReleaseVersionAnnotation] == target {
+		return want
 	}
-	controller, err := r.live(ctx, deploymentKind, s.Namespace, "controller")
-	if err != nil {
-		return nil, err
-	}
-	if controller != nil {
-		if c := status.RolloutOf(controller, ReleaseVersionAnnotation); c.Version == s.Images.ReleaseVersion && c.Done() {
-			return want, nil
+	if controller := s.owned(deploymentKind, settings.Namespace, controllerName); controller != nil {
+		if c := status.RolloutOf(controller, ReleaseVersionAnnotation); c.Version == target && c.Done() {
+			return want
 		}
 	}
-	return withoutKind(want, "DaemonSet"), nil
+	for _, o := range onlyKinds(want, daemonSetKind.Kind) {
+		p.Held = append(p.Held, Held{o, fmt.Sprintf("the controller has not finished rolling out %s: the speakers follow it", target)})
+	}
+	return withoutKind(want, daemonSetKind.Kind)
 }
 
-// rollouts reads the rollouts of the workloads that exist.
-func (r *Reconciler) rollouts(ctx context.Context, namespace string) ([]status.Rollout, error) {
+// controllerAvailable tells whether MetalLB's controller serves.
+func controllerAvailable(s *Snapshot, namespace string) bool {
+	d := s.owned(deploymentKind, namespace, controllerName)
+	if d == nil {
+		return false
+	}
+	c := status.RolloutOf(d, ReleaseVersionAnnotation)
+	return c.Observed && c.Available > 0 && c.Updated > 0
+}
+
+// track works out how far the rollouts of the workloads in want are, and
+// whether one is hung.
+func (p *Plan) track(s *Snapshot, settings Settings, want []*unstructured.Unstructured) {
+	f := &p.found
+	f.rollouts = rolloutsOf(s, want)
+	f.tracking = status.Track(s.Tracking, settings.Images.ReleaseVersion, f.rollouts, f.now)
+	if f.tracking != s.Tracking {
+		p.Tracking = &f.tracking
+	}
+	if !f.tracking.InFlight() {
+		return
+	}
+	if stalled := f.tracking.Stalled(f.now); stalled < p.opts.HungAfter {
+		p.RequeueAfter = p.opts.HungAfter - stalled
+		return
+	}
+	f.hung, f.hungNodes = true, notReadyNodes(s.SpeakerPods)
+}
+
+// rolloutsOf returns the rollouts of the workloads in want: one that does not
+// exist yet has not rolled out.
+func rolloutsOf(s *Snapshot, want []*unstructured.Unstructured) []status.Rollout {
 	var rollouts []status.Rollout
-	for _, w := range []struct {
-		gvk  schema.GroupVersionKind
-		name string
-	}{{deploymentKind, "controller"}, {daemonSetKind, "speaker"}} {
-		o, err := r.live(ctx, w.gvk, namespace, w.name)
-		if err != nil {
-			return nil, err
+	for _, w := range workloads {
+		i := slices.IndexFunc(want, func(o *unstructured.Unstructured) bool {
+			return o.GroupVersionKind() == w.kind && o.GetName() == w.name
+		})
+		if i < 0 {
+			continue
 		}
-		if o != nil {
-			rollouts = append(rollouts, status.RolloutOf(o, ReleaseVersionAnnotation))
+		if live := s.Owned[apply.KeyOf(want[i])]; live != nil {
+			rollouts = append(rollouts, status.RolloutOf(live, ReleaseVersionAnnotation))
+		} else {
+			rollouts = append(rollouts, status.AbsentRollout(w.kind.Kind, want[i].GetNamespace(), w.name))
 		}
 	}
-	return rollouts, nil
+	return rollouts
 }
 
-// live reads an owned object from the cache; nil when it does not exist.
-func (r *Reconciler) live(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
-	o := ownedObject(gvk)
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, o)
-	if err != nil {
-		return nil, client.IgnoreNotFound(err)
-	}
-	return o, nil
-}
-
-// loadTracking reads the tracking kept on the namespace.
-func (r *Reconciler) loadTracking(ctx context.Context, namespace string) (status.Tracking, error) {
-	var t status.Tracking
-	ns, err := r.live(ctx, namespaceKind, "", namespace)
-	if err != nil || ns == nil {
-		return t, err
-	}
-	if data := ns.GetAnnotations()[TrackingAnnotation]; data != "" {
-		_ = json.Unmarshal([]byte(data), &t) // a mangled annotation starts tracking afresh
-	}
-	return t, nil
-}
-
-// saveTracking writes the tracking to the namespace when it changed.
-func (r *Reconciler) saveTracking(ctx context.Context, namespace string, prev, next status.Tracking) error {
-	if prev == next {
-		return nil
-	}
-	data, err := json.Marshal(next)
-	if err != nil {
-		return err
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{TrackingAnnotation: string(data)}}})
-	if err != nil {
-		return err
-	}
-	ns := ownedObject(namespaceKind)
-	ns.SetName(namespace)
-	return r.client.Patch(ctx, ns, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(FieldOwner+"-status"))
-}
-
-// notReadySpeakerNodes names the nodes whose speaker pod is not ready.
-func (r *Reconciler) notReadySpeakerNodes(ctx context.Context, namespace string) ([]string, error) {
-	var pods corev1.PodList
-	if err := r.client.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{"app": "metallb", "component": "speaker"}); err != nil {
-		return nil, err
-	}
+// notReadyNodes names the nodes whose speaker pod is not ready.
+func notReadyNodes(pods []corev1.Pod) []string {
 	var nodes []string
-	for _, p := range pods.Items {
+	for _, p := range pods {
 		if p.Spec.NodeName != "" && !podReady(&p) && !slices.Contains(nodes, p.Spec.NodeName) {
 			nodes = append(nodes, p.Spec.NodeName)
 		}
 	}
 	slices.Sort(nodes)
-	return nodes, nil
+	return nodes
 }
 
 func podReady(p *corev1.Pod) bool {

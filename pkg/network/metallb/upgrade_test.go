@@ -26,9 +26,11 @@ import (
 const upgradeNodes = 50
 
 // An upgrade on 50 nodes: the controller first, then the speakers, paced by
-// the DaemonSet's RollingUpdate with the configured maxUnavailable (see
-// checkDaemonSet and checkDown), the version reported only once the last node
-// runs it, and the memberlist key untouched.
+// the DaemonSet's RollingUpdate with the configured maxUnavailable, the
+// version reported only once the last node runs it, and the memberlist key
+// untouched. What the operator does is asserted strictly (checkDaemonSet,
+// checkSpeakersAfterController, assertAllSpeakers); the pace the DaemonSet
+// controller keeps, within the bound assertPace explains.
 func TestUpgrade(t *testing.T) {
 	for _, maxUnavailable := range []string{"1", "10%"} {
 		t.Run("maxUnavailable="+maxUnavailable, func(t *testing.T) {
@@ -60,10 +62,9 @@ var updatedMessage = regexp.MustCompile(`speaker: (\d+) of 50 nodes updated`)
 // when the number of updated speakers reaches each of restartAt.
 func upgradeStory(t *testing.T, maxUnavailable intstr.IntOrString, restartAt []int) {
 	m := startModule(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(upgradeNodes)}, release("A"))
-	ctx := t.Context()
 	obj := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName},
 		Spec: v1beta1.MetalLBSpec{SpeakerConfig: &v1beta1.SpeakerConfig{MaxUnavailable: &maxUnavailable}}}
-	if err := m.client.Create(ctx, obj); err != nil {
+	if err := m.client.Create(t.Context(), obj); err != nil {
 		t.Fatal(err)
 	}
 	m.waitStatus(t, "A", 60*time.Second)
@@ -75,78 +76,73 @@ func upgradeStory(t *testing.T, maxUnavailable intstr.IntOrString, restartAt []i
 
 	w := m.watchUpgrade(t)
 	defer w.stop()
+	w.maxUnavailable, w.restarts = maxUnavailable, restartAt
 	m.stop()
 	m.run(t, release("B"))
+	w.follow(t, m, "B")
+	w.assertPace(t, down)
+	m.waitStatus(t, "B", 10*time.Second)
+	if got := m.memberlistKey(t); got != key {
+		t.Error("the memberlist key changed during the upgrade")
+	}
+	assertProgressReported(t, w.progress)
+	if len(w.restarts) > 0 {
+		t.Errorf("the upgrade finished before the restarts at %v updated speakers", w.restarts)
+	}
+}
 
-	var (
-		progressMessages = map[string]bool{}
-		speakersChanged  bool
-		restarts         = restartAt
-		lastReady        time.Time
-	)
+// follow follows the upgrade to version until the tuning object reports it,
+// checking each step, and restarting the module where asked.
+func (w *upgradeWatch) follow(t *testing.T, m *moduleEnv, version string) {
+	t.Helper()
 	timeout := time.After(3 * time.Minute)
 	for {
 		select {
 		case <-timeout:
 			t.Fatalf("the upgrade did not finish within 3 minutes; pods: %s", w.describe())
-		case e := <-w.deployments.ResultChan():
-			if d, ok := e.Object.(*appsv1.Deployment); ok {
-				w.controller = d
-			}
 		case e := <-w.daemonSets.ResultChan():
-			ds, ok := e.Object.(*appsv1.DaemonSet)
-			if !ok {
-				continue
+			if ds, ok := e.Object.(*appsv1.DaemonSet); ok {
+				w.checkDaemonSet(t, e.Type, ds)
+				w.checkSpeakersAfterController(t, m, ds, version)
 			}
-			w.checkDaemonSet(t, e.Type, ds, maxUnavailable)
-			w.checkDown(t, down)
 		case e := <-w.pods.ResultChan():
-			pod, ok := e.Object.(*corev1.Pod)
-			if !ok {
-				continue
-			}
-			if w.update(e.Type, pod) && !speakersChanged {
-				speakersChanged = true
-				w.assertControllerUpdated(t, "B")
-			}
-			w.checkDown(t, down)
-			if podReady(pod) && strings.HasSuffix(pod.Spec.Containers[0].Image, ":B") {
-				lastReady = time.Now()
-			}
-			if len(restarts) > 0 && w.updated("B") >= restarts[0] {
-				restarts = restarts[1:]
-				m.stop()
-				if v := m.reportedVersion(t); v != "A" {
-					t.Fatalf("with %d of %d speakers updated the reported version is %q", w.updated("B"), upgradeNodes, v)
-				}
-				m.run(t, release("B"))
+			if pod, ok := e.Object.(*corev1.Pod); ok {
+				w.update(e.Type, pod)
+				w.recordDown()
+				w.restartAt(t, m, version)
 			}
 		case e := <-w.metallbs.ResultChan():
-			o, ok := e.Object.(*v1beta1.MetalLB)
-			if !ok {
-				continue
+			if o, ok := e.Object.(*v1beta1.MetalLB); ok && w.reported(o, version) {
+				// The new version shows: every node must run it, ready.
+				m.assertAllSpeakers(t, version)
+				return
 			}
-			if c := meta.FindStatusCondition(o.Status.Conditions, status.Progressing); c != nil && c.Status == metav1.ConditionTrue {
-				progressMessages[c.Message] = true
-			}
-			if o.Status.Version != "B" {
-				continue
-			}
-			// The new version shows: every node must run it, ready.
-			m.assertAllSpeakers(t, "B")
-			t.Logf("version B reported %s after the last speaker became ready; at most %d nodes were without a ready speaker (maxUnavailable %d)",
-				time.Since(lastReady).Round(time.Millisecond), w.maxDown, down)
-			m.waitStatus(t, "B", 10*time.Second)
-			if got := m.memberlistKey(t); got != key {
-				t.Error("the memberlist key changed during the upgrade")
-			}
-			assertProgressReported(t, progressMessages)
-			if len(restarts) > 0 {
-				t.Errorf("the upgrade finished before the restarts at %v updated speakers", restarts)
-			}
-			return
 		}
 	}
+}
+
+// reported records the progress a tuning object tells and whether it
+// reports version.
+func (w *upgradeWatch) reported(o *v1beta1.MetalLB, version string) bool {
+	if c := meta.FindStatusCondition(o.Status.Conditions, status.Progressing); c != nil && c.Status == metav1.ConditionTrue {
+		w.progress[c.Message] = true
+	}
+	return o.Status.Version == version
+}
+
+// restartAt restarts the module when the updated speakers reach the next
+// restart point; meanwhile the old version must still be reported.
+func (w *upgradeWatch) restartAt(t *testing.T, m *moduleEnv, version string) {
+	t.Helper()
+	if len(w.restarts) == 0 || w.updated(version) < w.restarts[0] {
+		return
+	}
+	w.restarts = w.restarts[1:]
+	m.stop()
+	if v := m.reportedVersion(t); v == version {
+		t.Fatalf("with %d of %d speakers updated the reported version is %q", w.updated(version), upgradeNodes, v)
+	}
+	m.run(t, release(version))
 }
 
 // assertProgressReported checks that Progressing told how far the speakers were.
@@ -211,14 +207,17 @@ func (m *moduleEnv) assertAllSpeakers(t *testing.T, version string) {
 	}
 }
 
-// upgradeWatch follows the workloads, the speaker pods and the tuning object.
+// upgradeWatch follows the speaker DaemonSet, its pods and the tuning object.
 type upgradeWatch struct {
-	deployments, daemonSets, pods, metallbs watch.Interface
-	speakers                                map[types.UID]*corev1.Pod
-	controller                              *appsv1.Deployment
-	history                                 map[string][]string // per node, what its speaker pods went through
-	speakerDS                               *appsv1.DaemonSet   // as first seen, running release A
-	maxDown                                 int                 // most nodes seen without a ready speaker
+	daemonSets, pods, metallbs watch.Interface
+	speakers                   map[types.UID]*corev1.Pod
+	history                    map[string][]string // per node, what its speaker pods went through
+	speakerDS                  *appsv1.DaemonSet   // as first seen, running release A
+	maxUnavailable             intstr.IntOrString
+	restarts                   []int           // updated speakers at which to restart the module
+	progress                   map[string]bool // Progressing messages seen
+	maxDown                    int             // most nodes seen without a ready speaker
+	downAt                     string          // what their pods went through, then
 }
 
 func (m *moduleEnv) watchUpgrade(t testing.TB) *upgradeWatch {
@@ -229,7 +228,7 @@ func (m *moduleEnv) watchUpgrade(t testing.TB) *upgradeWatch {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &upgradeWatch{speakers: map[types.UID]*corev1.Pod{}, history: map[string][]string{}}
+	w := &upgradeWatch{speakers: map[types.UID]*corev1.Pod{}, history: map[string][]string{}, progress: map[string]bool{}}
 	for i := range pods.Items {
 		w.speakers[pods.Items[i].UID] = &pods.Items[i]
 	}
@@ -240,7 +239,6 @@ func (m *moduleEnv) watchUpgrade(t testing.TB) *upgradeWatch {
 		return wi
 	}
 	w.pods = must(c.CoreV1().Pods(DefaultNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: "component=speaker", ResourceVersion: pods.ResourceVersion}))
-	w.deployments = must(c.AppsV1().Deployments(DefaultNamespace).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=controller"}))
 	w.daemonSets = must(c.AppsV1().DaemonSets(DefaultNamespace).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=speaker"}))
 	wc, err := clientWithWatch(m.Env)
 	if err != nil {
@@ -251,7 +249,7 @@ func (m *moduleEnv) watchUpgrade(t testing.TB) *upgradeWatch {
 }
 
 func (w *upgradeWatch) stop() {
-	for _, wi := range []watch.Interface{w.deployments, w.daemonSets, w.pods, w.metallbs} {
+	for _, wi := range []watch.Interface{w.daemonSets, w.pods, w.metallbs} {
 		wi.Stop()
 	}
 }
@@ -274,9 +272,8 @@ func (w *upgradeWatch) update(t watch.EventType, pod *corev1.Pod) (changed bool)
 // DaemonSet but change its template once: the update strategy must stay
 // RollingUpdate with no surge and the configured maxUnavailable, the spec
 // change once from the generation first seen (release A), and the DaemonSet
-// must be neither deleted nor recreated. That is the operator's part of the
-// pace; the DaemonSet controller does the rest (see checkDown).
-func (w *upgradeWatch) checkDaemonSet(t *testing.T, event watch.EventType, ds *appsv1.DaemonSet, maxUnavailable intstr.IntOrString) {
+// must be neither deleted nor recreated.
+func (w *upgradeWatch) checkDaemonSet(t *testing.T, event watch.EventType, ds *appsv1.DaemonSet) {
 	t.Helper()
 	if event == watch.Deleted {
 		t.Fatalf("the speaker DaemonSet was deleted during the upgrade")
@@ -284,8 +281,8 @@ func (w *upgradeWatch) checkDaemonSet(t *testing.T, event watch.EventType, ds *a
 	s := ds.Spec.UpdateStrategy
 	if s.Type != appsv1.RollingUpdateDaemonSetStrategyType || s.RollingUpdate == nil ||
 		s.RollingUpdate.MaxSurge == nil || s.RollingUpdate.MaxSurge.IntValue() != 0 ||
-		s.RollingUpdate.MaxUnavailable == nil || *s.RollingUpdate.MaxUnavailable != maxUnavailable {
-		t.Fatalf("the speaker DaemonSet's update strategy is %s; want RollingUpdate with maxSurge 0 and maxUnavailable %s", describeStrategy(s), maxUnavailable.String())
+		s.RollingUpdate.MaxUnavailable == nil || *s.RollingUpdate.MaxUnavailable != w.maxUnavailable {
+		t.Fatalf("the speaker DaemonSet's update strategy is %s; want RollingUpdate with maxSurge 0 and maxUnavailable %s", describeStrategy(s), w.maxUnavailable.String())
 	}
 	if w.speakerDS == nil {
 		w.speakerDS = ds
@@ -296,6 +293,21 @@ func (w *upgradeWatch) checkDaemonSet(t *testing.T, event watch.EventType, ds *a
 	}
 	if ds.Generation > w.speakerDS.Generation+1 {
 		t.Fatalf("the speaker DaemonSet's spec changed %d times during the upgrade; once (release A to B) is all", ds.Generation-w.speakerDS.Generation)
+	}
+}
+
+// checkSpeakersAfterController fails the test if the speaker DaemonSet's spec
+// changed before the controller finished rolling out version. The controller,
+// once rolled out, stays so: reading it when the DaemonSet's change is seen
+// shows it at least as far as the operator saw it when it made the change.
+func (w *upgradeWatch) checkSpeakersAfterController(t *testing.T, m *moduleEnv, ds *appsv1.DaemonSet, version string) {
+	t.Helper()
+	if ds.Generation == w.speakerDS.Generation {
+		return
+	}
+	d := m.get(t, deploymentGVK, DefaultNamespace, controllerName)
+	if c := status.RolloutOf(d, ReleaseVersionAnnotation); c.Version != version || !c.Done() {
+		t.Fatalf("the speaker DaemonSet changed before the controller rolled out %s: %s", version, c.Message())
 	}
 }
 
@@ -312,41 +324,46 @@ func describeStrategy(s appsv1.DaemonSetUpdateStrategy) string {
 	return fmt.Sprintf("%s, maxSurge %s, maxUnavailable %s", s.Type, str(s.RollingUpdate.MaxSurge), str(s.RollingUpdate.MaxUnavailable))
 }
 
-// checkDown records how many nodes lack a ready speaker. More than allowed is
-// logged, not failed: the operator only sets the pace (checkDaemonSet), and the
-// DaemonSet controller does not keep it to the pod. It acts on its informer
-// cache, guarded by expectations that count deletions without naming the pods,
-// and it counts a deletion observed on every update of a terminating pod as
-// well as on its removal (kubernetes/kubernetes#77773); observations of pods it
-// deleted earlier can so satisfy the expectation of its latest deletion before
-// its cache shows it, and its next sync counts the pod just deleted as
-// available and deletes one more. Under load that takes a node or two more
-// than maxUnavailable down for a moment, the DaemonSet's own status saying so;
-// there is no bound upstream promises, so none is asserted here.
-func (w *upgradeWatch) checkDown(t *testing.T, allowed int) {
-	t.Helper()
+// recordDown records the most nodes seen at once without a ready speaker,
+// and what their pods went through.
+func (w *upgradeWatch) recordDown() {
 	ready := map[string]bool{}
 	for _, p := range w.speakers {
 		if p.Spec.NodeName != "" && podReady(p) {
 			ready[p.Spec.NodeName] = true
 		}
 	}
-	down := upgradeNodes - len(ready)
-	if down > allowed && down > w.maxDown {
-		t.Logf("%d nodes without a ready speaker, maxUnavailable %d, the DaemonSet controller running ahead of its cache; their pods:\n%s", down, allowed, w.describeDown(ready))
+	if down := upgradeNodes - len(ready); down > w.maxDown {
+		w.maxDown, w.downAt = down, w.describeDown(ready)
 	}
-	w.maxDown = max(w.maxDown, down)
 }
 
-// describeDown tells what the speaker pods of the nodes not in ready went through.
-func (w *upgradeWatch) describeDown(ready map[string]bool) string {
-	var b strings.Builder
-	for _, node := range testenv.Nodes(upgradeNodes) {
-		if !ready[node.Name] {
-			fmt.Fprintf(&b, "%s:\n\t%s\n", node.Name, strings.Join(w.history[node.Name], "\n\t"))
-		}
+// daemonSetOverstep is how many nodes beyond maxUnavailable the DaemonSet
+// controller may take down for a moment. It acts on its informer cache,
+// guarded by expectations that count deletions without naming the pods, and
+// it counts a deletion observed on every update of a terminating pod as well
+// as on its removal (kubernetes/kubernetes#77773): observations of pods it
+// deleted earlier can so satisfy the expectation of its latest deletion
+// before its cache shows that deletion, and its next sync counts the pod
+// just deleted as available and deletes one more. It takes a sync that runs
+// between two such observations, so it happens when the controller's
+// informer lags, as on this 2-core machine running two packages' control
+// planes at once; each such sync oversteps by one, and two were the most
+// seen in one upgrade. The operator's part, one change to the DaemonSet with
+// its maxUnavailable, is asserted strictly by checkDaemonSet.
+const daemonSetOverstep = 2
+
+// assertPace checks that the speakers were replaced at the DaemonSet's pace.
+func (w *upgradeWatch) assertPace(t *testing.T, maxUnavailable int) {
+	t.Helper()
+	if w.maxDown == 0 {
+		t.Fatal("no node was ever without a ready speaker: the watch saw no speaker replaced")
 	}
-	return b.String()
+	if w.maxDown > maxUnavailable+daemonSetOverstep {
+		t.Errorf("%d nodes were without a ready speaker at once, maxUnavailable %d (at most %d more allowed for the DaemonSet controller); their pods:\n%s",
+			w.maxDown, maxUnavailable, daemonSetOverstep, w.downAt)
+	}
+	t.Logf("at most %d nodes were without a ready speaker at once (maxUnavailable %d)", w.maxDown, maxUnavailable)
 }
 
 func (w *upgradeWatch) updated(version string) int {
@@ -359,29 +376,21 @@ func (w *upgradeWatch) updated(version string) int {
 	return n
 }
 
-// assertControllerUpdated checks that the controller runs version, available,
-// before any speaker changes.
-func (w *upgradeWatch) assertControllerUpdated(t *testing.T, version string) {
-	t.Helper()
-	d := w.controller
-	if d == nil || !strings.HasSuffix(d.Spec.Template.Spec.Containers[0].Image, ":"+version) ||
-		d.Status.UpdatedReplicas < 1 || d.Status.AvailableReplicas < 1 || d.Status.ObservedGeneration < d.Generation {
-		t.Fatalf("a speaker changed before the controller was updated and available: %s", describeDeployment(d))
-	}
-}
-
-func describeDeployment(d *appsv1.Deployment) string {
-	if d == nil {
-		return "no controller Deployment seen"
-	}
-	return fmt.Sprintf("controller image %s, updated %d, available %d, generation %d observed %d", d.Spec.Template.Spec.Containers[0].Image,
-		d.Status.UpdatedReplicas, d.Status.AvailableReplicas, d.Generation, d.Status.ObservedGeneration)
-}
-
 func (w *upgradeWatch) describe() string {
 	counts := map[string]int{}
 	for _, p := range w.speakers {
 		counts[fmt.Sprintf("%s ready=%v", p.Spec.Containers[0].Image, podReady(p))]++
 	}
 	return fmt.Sprint(counts)
+}
+
+// describeDown tells what the speaker pods of the nodes not in ready went through.
+func (w *upgradeWatch) describeDown(ready map[string]bool) string {
+	var b strings.Builder
+	for _, node := range testenv.Nodes(upgradeNodes) {
+		if !ready[node.Name] {
+			fmt.Fprintf(&b, "%s:\n\t%s\n", node.Name, strings.Join(w.history[node.Name], "\n\t"))
+		}
+	}
+	return b.String()
 }

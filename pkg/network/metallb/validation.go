@@ -2,14 +2,10 @@ package metallb
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -17,108 +13,67 @@ import (
 )
 
 var (
-	logLevels   = []string{"all", "debug", "info", "warn", "error", "none"}
 	specPath    = field.NewPath("spec")
 	speakerPath = specPath.Child("speakerConfig")
 )
 
-// validate checks what the MetalLB CRD's schema cannot, naming fields by their
-// path in the MetalLB object so that users know what to change.
-func (s *Settings) validate() error {
+// The MetalLB CRD's schema and CEL rules are the definition of every check
+// they can say (schema.go evaluates them). What is checked here, in Go, is
+// what they cannot:
+//   - references to other objects: the PriorityClass and RuntimeClass a spec
+//     names must exist (checkReferences);
+//   - rules over corev1's Affinity and ResourceRequirements whose lists and
+//     strings corev1's schema leaves unbounded, so that a CEL rule over them
+//     costs more than the API server allows a CRD (it refuses those rules,
+//     "estimated rule cost exceeds budget"): node selector requirements, and
+//     resource quantities (checkPodFields).
+// Both are the API server's own rules for a Pod, which it would otherwise
+// enforce only when the operator writes MetalLB's workloads.
+
+// checkPodFields checks the affinity and resources of both components.
+func checkPodFields(spec *v1beta1.MetalLBSpec) field.ErrorList {
 	var errs field.ErrorList
-	if !slices.Contains(logLevels, string(s.LogLevel)) {
-		errs = append(errs, field.NotSupported(specPath.Child("logLevel"), s.LogLevel, logLevels))
-	}
-	if s.BGPBackend != v1beta1.BGPBackendNative {
-		errs = append(errs, field.NotSupported(specPath.Child("bgpBackend"), s.BGPBackend, []string{string(v1beta1.BGPBackendNative)}))
-	}
-	if c := s.LoadBalancerClass; c != "" {
-		for _, msg := range validation.IsQualifiedName(c) {
-			errs = append(errs, field.Invalid(specPath.Child("loadBalancerClass"), c, msg))
+	for _, c := range []struct {
+		path   *field.Path
+		config *v1beta1.Config
+	}{{specPath.Child("controllerConfig"), spec.ControllerConfig}, {speakerPath, speakerConfig(spec)}} {
+		if c.config != nil {
+			errs = append(errs, checkResources(c.config.Resources, c.path.Child("resources"))...)
+			errs = append(errs, checkAffinity(c.config.Affinity, c.path.Child("affinity"))...)
 		}
 	}
-	errs = append(errs, validateMaxUnavailable(s.MaxUnavailable, speakerPath.Child("maxUnavailable"))...)
-	errs = append(errs, validateComponent(&s.Speaker, specPath.Child("nodeSelector"), specPath.Child("speakerTolerations"), speakerPath)...)
-	errs = append(errs, validateComponent(&s.Controller, specPath.Child("controllerNodeSelector"), specPath.Child("controllerTolerations"), specPath.Child("controllerConfig"))...)
+	return errs
+}
+
+func speakerConfig(spec *v1beta1.MetalLBSpec) *v1beta1.Config {
+	if spec.SpeakerConfig == nil {
+		return nil
+	}
+	return &spec.SpeakerConfig.Config
+}
+
+// checkReferences checks that the classes the pods would name exist: without
+// them the API server refuses the pods, not the workloads, and a rollout hangs.
+func checkReferences(s Settings, priorityClasses, runtimeClasses sets.Set[string]) error {
+	var errs field.ErrorList
+	for _, ref := range []struct {
+		path   *field.Path
+		name   string
+		exists sets.Set[string]
+	}{
+		{specPath.Child("controllerConfig", "priorityClassName"), s.Controller.PriorityClassName, priorityClasses},
+		{speakerPath.Child("priorityClassName"), s.Speaker.PriorityClassName, priorityClasses},
+		{specPath.Child("controllerConfig", "runtimeClassName"), s.Controller.RuntimeClassName, runtimeClasses},
+		{speakerPath.Child("runtimeClassName"), s.Speaker.RuntimeClassName, runtimeClasses},
+	} {
+		if ref.name != "" && !ref.exists.Has(ref.name) {
+			errs = append(errs, field.NotFound(ref.path, ref.name))
+		}
+	}
 	return errs.ToAggregate()
 }
 
-func validateComponent(c *Component, selectorPath, tolerationsPath, configPath *field.Path) field.ErrorList {
-	errs := metav1validation.ValidateLabels(c.NodeSelector, selectorPath)
-	errs = append(errs, validateTolerations(c.Tolerations, tolerationsPath)...)
-	errs = append(errs, validateClassName(c.PriorityClassName, configPath.Child("priorityClassName"))...)
-	errs = append(errs, validateClassName(c.RuntimeClassName, configPath.Child("runtimeClassName"))...)
-	errs = append(errs, apivalidation.ValidateAnnotations(c.Annotations, configPath.Child("annotations"))...)
-	errs = append(errs, validateResources(c.Resources, configPath.Child("resources"))...)
-	errs = append(errs, validateAffinity(c.Affinity, configPath.Child("affinity"))...)
-	return errs
-}
-
-func validateClassName(name string, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if name != "" {
-		for _, msg := range validation.IsDNS1123Subdomain(name) {
-			errs = append(errs, field.Invalid(path, name, msg))
-		}
-	}
-	return errs
-}
-
-// validateMaxUnavailable accepts a count of at least 1 or a percentage from 1%
-// to 100%: 0 would stall every rolling update.
-func validateMaxUnavailable(v intstr.IntOrString, path *field.Path) field.ErrorList {
-	const want = "a number of at least 1, or a percentage from 1% to 100%"
-	if v.Type == intstr.Int {
-		if v.IntVal < 1 {
-			return field.ErrorList{field.Invalid(path, v.IntVal, "must be "+want)}
-		}
-		return nil
-	}
-	pct, err := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
-	if !strings.HasSuffix(v.StrVal, "%") || err != nil || pct < 1 || pct > 100 {
-		return field.ErrorList{field.Invalid(path, v.StrVal, "must be "+want)}
-	}
-	return nil
-}
-
-// validateTolerations applies the API server's rules for Pod tolerations, which
-// it would otherwise only enforce when the DaemonSet's pods are created.
-func validateTolerations(tolerations []corev1.Toleration, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	effects := []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}
-	for i, t := range tolerations {
-		p := path.Index(i)
-		if t.Key != "" {
-			for _, msg := range validation.IsQualifiedName(t.Key) {
-				errs = append(errs, field.Invalid(p.Child("key"), t.Key, msg))
-			}
-		}
-		switch t.Operator {
-		case corev1.TolerationOpEqual, "":
-			if t.Key == "" {
-				errs = append(errs, field.Invalid(p.Child("operator"), t.Operator, "must be Exists when key is empty, to tolerate every taint"))
-			}
-			for _, msg := range validation.IsValidLabelValue(t.Value) {
-				errs = append(errs, field.Invalid(p.Child("value"), t.Value, msg))
-			}
-		case corev1.TolerationOpExists:
-			if t.Value != "" {
-				errs = append(errs, field.Invalid(p.Child("value"), t.Value, "must be empty when operator is Exists"))
-			}
-		default:
-			errs = append(errs, field.NotSupported(p.Child("operator"), t.Operator, []string{string(corev1.TolerationOpEqual), string(corev1.TolerationOpExists)}))
-		}
-		if t.Effect != "" && !slices.Contains(effects, string(t.Effect)) {
-			errs = append(errs, field.NotSupported(p.Child("effect"), t.Effect, effects))
-		}
-		if t.TolerationSeconds != nil && t.Effect != corev1.TaintEffectNoExecute {
-			errs = append(errs, field.Invalid(p.Child("tolerationSeconds"), *t.TolerationSeconds, "may only be set when effect is NoExecute"))
-		}
-	}
-	return errs
-}
-
-func validateResources(r *corev1.ResourceRequirements, path *field.Path) field.ErrorList {
+func checkResources(r *corev1.ResourceRequirements, path *field.Path) field.ErrorList {
 	if r == nil {
 		return nil
 	}
@@ -142,72 +97,58 @@ func validateResources(r *corev1.ResourceRequirements, path *field.Path) field.E
 	return errs
 }
 
-// validateAffinity checks the weights of preferred terms (1 to 100) and the
-// operators of node selector requirements.
-func validateAffinity(a *corev1.Affinity, path *field.Path) field.ErrorList {
-	if a == nil {
+// checkAffinity checks the node selector requirements of node affinity; the
+// weights of preferred terms are the schema's.
+func checkAffinity(a *corev1.Affinity, path *field.Path) field.ErrorList {
+	if a == nil || a.NodeAffinity == nil {
 		return nil
 	}
 	var errs field.ErrorList
-	if na := a.NodeAffinity; na != nil {
-		p := path.Child("nodeAffinity")
-		if req := na.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
-			for i, term := range req.NodeSelectorTerms {
-				errs = append(errs, validateNodeSelectorTerm(term, p.Child("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms").Index(i))...)
-			}
-		}
-		for i, pref := range na.PreferredDuringSchedulingIgnoredDuringExecution {
-			pp := p.Child("preferredDuringSchedulingIgnoredDuringExecution").Index(i)
-			errs = append(errs, validateWeight(pref.Weight, pp.Child("weight"))...)
-			errs = append(errs, validateNodeSelectorTerm(pref.Preference, pp.Child("preference"))...)
+	p := path.Child("nodeAffinity")
+	if req := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
+		for i, term := range req.NodeSelectorTerms {
+			errs = append(errs, checkNodeSelectorTerm(term, p.Child("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms").Index(i))...)
 		}
 	}
-	if pa := a.PodAffinity; pa != nil {
-		for i, w := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
-			errs = append(errs, validateWeight(w.Weight, path.Child("podAffinity", "preferredDuringSchedulingIgnoredDuringExecution").Index(i).Child("weight"))...)
-		}
-	}
-	if pa := a.PodAntiAffinity; pa != nil {
-		for i, w := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
-			errs = append(errs, validateWeight(w.Weight, path.Child("podAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution").Index(i).Child("weight"))...)
-		}
+	for i, pref := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+		errs = append(errs, checkNodeSelectorTerm(pref.Preference, p.Child("preferredDuringSchedulingIgnoredDuringExecution").Index(i).Child("preference"))...)
 	}
 	return errs
 }
 
-func validateWeight(w int32, path *field.Path) field.ErrorList {
-	if w < 1 || w > 100 {
-		return field.ErrorList{field.Invalid(path, w, "must be from 1 to 100")}
-	}
-	return nil
-}
+var nodeSelectorOperators = []string{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}
 
-func validateNodeSelectorTerm(term corev1.NodeSelectorTerm, path *field.Path) field.ErrorList {
+func checkNodeSelectorTerm(term corev1.NodeSelectorTerm, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	ops := []string{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}
 	for i, req := range term.MatchExpressions {
 		p := path.Child("matchExpressions").Index(i)
 		for _, msg := range validation.IsQualifiedName(req.Key) {
 			errs = append(errs, field.Invalid(p.Child("key"), req.Key, msg))
 		}
-		switch req.Operator {
-		case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
-			if len(req.Values) == 0 {
-				errs = append(errs, field.Required(p.Child("values"), "must list values when operator is "+string(req.Operator)))
-			}
-		case corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist:
-			if len(req.Values) > 0 {
-				errs = append(errs, field.Forbidden(p.Child("values"), "must be empty when operator is "+string(req.Operator)))
-			}
-		case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
-			if len(req.Values) != 1 {
-				errs = append(errs, field.Required(p.Child("values"), "must hold exactly one integer when operator is "+string(req.Operator)))
-			} else if _, err := strconv.ParseInt(req.Values[0], 10, 64); err != nil {
-				errs = append(errs, field.Invalid(p.Child("values").Index(0), req.Values[0], "must be an integer"))
-			}
-		default:
-			errs = append(errs, field.NotSupported(p.Child("operator"), req.Operator, ops))
-		}
+		errs = append(errs, checkRequirementValues(req, p)...)
 	}
 	return errs
+}
+
+func checkRequirementValues(req corev1.NodeSelectorRequirement, p *field.Path) field.ErrorList {
+	switch req.Operator {
+	case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
+		if len(req.Values) == 0 {
+			return field.ErrorList{field.Required(p.Child("values"), "must list values when operator is "+string(req.Operator))}
+		}
+	case corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist:
+		if len(req.Values) > 0 {
+			return field.ErrorList{field.Forbidden(p.Child("values"), "must be empty when operator is "+string(req.Operator))}
+		}
+	case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
+		if len(req.Values) != 1 {
+			return field.ErrorList{field.Required(p.Child("values"), "must hold exactly one integer when operator is "+string(req.Operator))}
+		}
+		if _, err := strconv.ParseInt(req.Values[0], 10, 64); err != nil {
+			return field.ErrorList{field.Invalid(p.Child("values").Index(0), req.Values[0], "must be an integer")}
+		}
+	default:
+		return field.ErrorList{field.NotSupported(p.Child("operator"), req.Operator, nodeSelectorOperators)}
+	}
+	return nil
 }

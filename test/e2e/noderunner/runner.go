@@ -1,24 +1,3 @@
-// Package noderunner plays the kubelet of test nodes for chosen Pods: it runs
-// their containers as real processes (the locally built MetalLB binaries), each
-// in its pod's network namespace on a test bridge and in a mount namespace of
-// its own whose root holds the pod's volumes at their mount paths, and it
-// reports the Pods' status as a kubelet does. kwok keeps the Nodes and the
-// other Pods.
-//
-// Containers find the API server as in a cluster, not through a kubeconfig:
-// the pod's service-account token and CA are projected into
-// /var/run/secrets/kubernetes.io/serviceaccount, and KUBERNETES_SERVICE_HOST
-// and _PORT give the API server's own address (no kube-proxy makes the
-// kubernetes Service's address reachable here).
-//
-// What a kubelet does and this runner does too: fieldRef, Secret and ConfigMap
-// values in the environment; Secret, ConfigMap, projected (service-account
-// token, kube-root-ca.crt, namespace) and emptyDir volumes, Secrets and
-// ConfigMaps kept current; the pod's user, groups and read-only root; readiness
-// probes (HTTP) with their delays, periods and thresholds; restarts with
-// back-off; on deletion SIGTERM, the grace period, SIGKILL, then the Pod's
-// removal. What it does not: liveness probes, resource limits, capabilities
-// (containers run with root's), image pulls (an image names a local binary).
 package noderunner
 
 import (

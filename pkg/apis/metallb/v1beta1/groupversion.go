@@ -1,7 +1,3 @@
-// Package v1beta1 is the MetalLB tuning API, metallb.io/v1beta1, in the shape of
-// the upstream metallb-operator's.
-// +kubebuilder:object:generate=true
-// +groupName=metallb.io
 package v1beta1
 
 import (

@@ -44,30 +44,20 @@ type MetalLBSpec struct {
 
 	// NodeSelector limits the speaker DaemonSet to matching nodes.
 	// +optional
-	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	NodeSelector NodeSelector `json:"nodeSelector,omitempty"`
 
 	// SpeakerTolerations let speakers run on tainted nodes, in addition to the
 	// control-plane taints they always tolerate.
 	// +optional
-	// +kubebuilder:validation:MaxItems=32
-	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.tolerationSeconds) || (has(t.effect) && t.effect == 'NoExecute'))",message="tolerationSeconds may only be set when effect is NoExecute"
-	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.operator) || t.operator in ['Equal', 'Exists'])",message="operator must be Equal or Exists"
-	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.effect) || t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",message="effect must be NoSchedule, PreferNoSchedule or NoExecute"
-	// +kubebuilder:validation:XValidation:rule="self.all(t, !(has(t.operator) && t.operator == 'Exists' && has(t.value) && t.value != ''))",message="value must be empty when operator is Exists"
-	SpeakerTolerations []corev1.Toleration `json:"speakerTolerations,omitempty"`
+	SpeakerTolerations Tolerations `json:"speakerTolerations,omitempty"`
 
 	// ControllerNodeSelector limits the controller Deployment to matching nodes.
 	// +optional
-	ControllerNodeSelector map[string]string `json:"controllerNodeSelector,omitempty"`
+	ControllerNodeSelector NodeSelector `json:"controllerNodeSelector,omitempty"`
 
 	// ControllerTolerations let the controller run on tainted nodes.
 	// +optional
-	// +kubebuilder:validation:MaxItems=32
-	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.tolerationSeconds) || (has(t.effect) && t.effect == 'NoExecute'))",message="tolerationSeconds may only be set when effect is NoExecute"
-	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.operator) || t.operator in ['Equal', 'Exists'])",message="operator must be Equal or Exists"
-	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.effect) || t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",message="effect must be NoSchedule, PreferNoSchedule or NoExecute"
-	// +kubebuilder:validation:XValidation:rule="self.all(t, !(has(t.operator) && t.operator == 'Exists' && has(t.value) && t.value != ''))",message="value must be empty when operator is Exists"
-	ControllerTolerations []corev1.Toleration `json:"controllerTolerations,omitempty"`
+	ControllerTolerations Tolerations `json:"controllerTolerations,omitempty"`
 
 	// LogLevel of the controller and the speakers: all, debug, info, warn, error
 	// or none. Default: info.
@@ -79,12 +69,13 @@ type MetalLBSpec struct {
 	// without a class.
 	// +optional
 	// +kubebuilder:validation:MaxLength=316
-	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="!format.qualifiedName().validate(self).hasValue()",message="must be a label-style name: an optional DNS subdomain and /, then at most 63 letters, digits, -, _ or . that begin and end with a letter or digit"
 	LoadBalancerClass string `json:"loadBalancerClass,omitempty"`
 
 	// BGPBackend is the BGP implementation: native (the default) is supported;
 	// frr, frr-k8s and frr-k8s-external are not yet.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == 'native'",message="only native is supported by this operator for now; frr, frr-k8s and frr-k8s-external are not yet"
 	BGPBackend BGPBackend `json:"bgpBackend,omitempty"`
 
 	// ControllerConfig tunes the controller's pods.
@@ -105,23 +96,22 @@ type MetalLBSpec struct {
 type Config struct {
 	// PriorityClassName of the pods; the PriorityClass must exist.
 	// +optional
-	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
-	PriorityClassName string `json:"priorityClassName,omitempty"`
+	PriorityClassName ClassName `json:"priorityClassName,omitempty"`
 
 	// RuntimeClassName of the pods; the RuntimeClass must exist.
 	// +optional
-	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
-	RuntimeClassName string `json:"runtimeClassName,omitempty"`
+	RuntimeClassName ClassName `json:"runtimeClassName,omitempty"`
 
 	// Affinity of the pods.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.nodeAffinity) || !has(self.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution) || self.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.all(p, p.weight >= 1 && p.weight <= 100)",message="weights must be from 1 to 100",fieldPath=".nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+	// +kubebuilder:validation:XValidation:rule="!has(self.podAffinity) || !has(self.podAffinity.preferredDuringSchedulingIgnoredDuringExecution) || self.podAffinity.preferredDuringSchedulingIgnoredDuringExecution.all(p, p.weight >= 1 && p.weight <= 100)",message="weights must be from 1 to 100",fieldPath=".podAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+	// +kubebuilder:validation:XValidation:rule="!has(self.podAntiAffinity) || !has(self.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution) || self.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution.all(p, p.weight >= 1 && p.weight <= 100)",message="weights must be from 1 to 100",fieldPath=".podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution"
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
 
 	// Annotations added to the pods.
 	// +optional
-	Annotations map[string]string `json:"annotations,omitempty"`
+	Annotations Annotations `json:"annotations,omitempty"`
 
 	// Resources of the component's main container.
 	// +optional

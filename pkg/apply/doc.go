@@ -1,0 +1,2 @@
+// Package apply writes rendered objects to the API server.
+package apply

@@ -1,0 +1,94 @@
+package metallb
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/apply"
+	"github.com/bmlb/cluster-network-operator/pkg/status"
+)
+
+// act carries out the plan: it applies, prunes, writes the status and gives
+// the Events, in that order. An error stops the writes that follow it, and
+// the status written reports it; an error writing the status stops the
+// Events, which the next reconcile then gives.
+func (r *Reconciler) act(ctx context.Context, s *Snapshot, p *Plan) error {
+	changes, err := r.write(ctx, s, p)
+	report := p.Report(err)
+	status.Record("metallb", report.Deployed, report.Rollouts, report.Conditions)
+	if serr := r.writeStatus(ctx, s, p, report); serr != nil {
+		return errors.Join(p.failed(err), serr)
+	}
+	r.tell(p, report.Transitions, changes)
+	return p.failed(err)
+}
+
+// write applies and prunes what the plan says, and starts the watches it asks
+// for once their CRDs are applied.
+func (r *Reconciler) write(ctx context.Context, s *Snapshot, p *Plan) ([]apply.Change, error) {
+	applier := &apply.Applier{Client: r.client, FieldOwner: FieldOwner}
+	changes, err := applier.Write(ctx, p.Apply, func(o *unstructured.Unstructured) bool { return s.Owned[apply.KeyOf(o)] != nil })
+	if err != nil {
+		return changes, err
+	}
+	if p.WatchConfigs {
+		if err := r.watchConfigs(); err != nil {
+			return changes, err
+		}
+	}
+	return changes, applier.Delete(ctx, p.Prune)
+}
+
+// writeStatus writes what changed of the status: the tracking, the MetalLB
+// objects' status, the ClusterOperator.
+func (r *Reconciler) writeStatus(ctx context.Context, s *Snapshot, p *Plan, report Report) error {
+	if p.Tracking != nil {
+		if err := r.saveTracking(ctx, *p.Tracking); err != nil {
+			return err
+		}
+	}
+	writes := p.Statuses
+	if report.Tuning != nil {
+		writes = append(writes, StatusWrite{Object: s.Tuning, Status: report.Tuning})
+	}
+	for _, w := range writes {
+		if err := r.patchStatus(ctx, w.Object, w.Status); err != nil {
+			return err
+		}
+	}
+	if r.clusterOperator == nil {
+		return nil
+	}
+	_, err := r.clusterOperator.Write(ctx, s.ClusterOperator, report.ClusterOperator)
+	return err
+}
+
+// saveTracking writes the tracking to MetalLB's namespace.
+func (r *Reconciler) saveTracking(ctx context.Context, t status.Tracking) error {
+	data, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{TrackingAnnotation: string(data)}}})
+	if err != nil {
+		return err
+	}
+	ns := emptyObject(namespaceKind)
+	ns.SetName(r.opts.Namespace)
+	return r.client.Patch(ctx, ns, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(FieldOwner+"-status"))
+}
+
+// patchStatus writes a MetalLB object's status, unless the object changed
+// since it was read.
+func (r *Reconciler) patchStatus(ctx context.Context, obj *v1beta1.MetalLB, next *v1beta1.MetalLBStatus) error {
+	patch := client.MergeFromWithOptions(obj, client.MergeFromWithOptimisticLock{})
+	updated := obj.DeepCopy()
+	updated.Status = *next
+	return r.client.Status().Patch(ctx, updated, patch)
+}

@@ -1,0 +1,223 @@
+package metallb
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	configv1 "github.com/openshift/api/config/v1"
+	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/apply"
+	"github.com/bmlb/cluster-network-operator/pkg/status"
+)
+
+// Snapshot is the cluster as the module sees it at the start of a reconcile:
+// everything a decision looks at, each object read once, from the cache but
+// for the lookups of objects another installation created.
+type Snapshot struct {
+	Platform PlatformInputs
+	// Tuning is the MetalLB object that counts (metallb-system/metallb), nil
+	// when there is none; Ignored are the others.
+	Tuning  *v1beta1.MetalLB
+	Ignored []*v1beta1.MetalLB
+	// Configs are the configuration objects' metadata, by where they are.
+	Configs configs
+	// PriorityClasses and RuntimeClasses are the names of those that exist.
+	PriorityClasses, RuntimeClasses sets.Set[string]
+	// Owned are the objects that carry the ownership labels, of Kinds: every
+	// kind the module renders, in apply order.
+	Owned map[apply.Key]*unstructured.Unstructured
+	Kinds []schema.GroupVersionKind
+	// Foreign are objects the module renders that exist without them.
+	Foreign []apply.Foreign
+	// Tracking is the rollout tracking kept on the namespace.
+	Tracking status.Tracking
+	// SpeakerPods are the speakers' pods, read only while a rollout is in
+	// flight: only such a rollout can be found hung.
+	SpeakerPods []corev1.Pod
+	// ClusterOperator is nil where it, or its API, does not exist.
+	ClusterOperator *configv1.ClusterOperator
+	// MemberlistKey is a key made for the memberlist Secret when none is
+	// owned, for the plan to render (the Secret is create-only: a key that
+	// exists is never replaced).
+	MemberlistKey string
+}
+
+// PlatformInputs are what tells the platform: the Infrastructure object's
+// platform type, where it exists, else the Nodes' provider IDs.
+type PlatformInputs struct {
+	Infrastructure string
+	Nodes          []corev1.Node
+}
+
+// owned returns the owned object of a kind and name, or nil.
+func (s *Snapshot) owned(gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
+	return s.Owned[apply.Key{GroupKind: gvk.GroupKind(), Namespace: namespace, Name: name}]
+}
+
+// observe reads the snapshot.
+func (r *Reconciler) observe(ctx context.Context) (*Snapshot, error) {
+	s := &Snapshot{}
+	for _, read := range []func(context.Context, *Snapshot) error{
+		r.readTuning, r.readPlatform, r.readOwned, r.readForeign, r.readConfigs, r.readClasses, r.readSpeakerPods, r.readClusterOperator,
+	} {
+		if err := read(ctx, s); err != nil {
+			return nil, err
+		}
+	}
+	if s.owned(secretKind, r.opts.Namespace, memberlistSecret) == nil {
+		s.MemberlistKey = NewMemberlistKey()
+	}
+	return s, nil
+}
+
+func (r *Reconciler) readTuning(ctx context.Context, s *Snapshot) error {
+	var list v1beta1.MetalLBList
+	if err := r.client.List(ctx, &list); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		o := &list.Items[i]
+		if o.Namespace == r.opts.Namespace && o.Name == ObjectName {
+			s.Tuning = o
+		} else {
+			s.Ignored = append(s.Ignored, o)
+		}
+	}
+	return nil
+}
+
+// readPlatform reads what the platform is decided from: nothing with
+// --platform, Infrastructure/cluster on OpenShift, else the Nodes.
+func (r *Reconciler) readPlatform(ctx context.Context, s *Snapshot) error {
+	if r.opts.Platform != "" {
+		return nil
+	}
+	if r.openshift {
+		infra := &configv1.Infrastructure{}
+		err := r.client.Get(ctx, client.ObjectKey{Name: "cluster"}, infra)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		if err == nil && infra.Status.PlatformStatus != nil && infra.Status.PlatformStatus.Type != "" {
+			s.Platform.Infrastructure = string(infra.Status.PlatformStatus.Type)
+			return nil
+		}
+	}
+	var nodes corev1.NodeList
+	if err := r.client.List(ctx, &nodes); err != nil {
+		return err
+	}
+	s.Platform.Nodes = nodes.Items
+	return nil
+}
+
+// readOwned lists the objects of every kind the module renders that carry the
+// ownership labels, and the tracking kept on the namespace among them.
+func (r *Reconciler) readOwned(ctx context.Context, s *Snapshot) error {
+	s.Owned, s.Kinds = map[apply.Key]*unstructured.Unstructured{}, r.inventory.kinds
+	for _, gvk := range r.inventory.kinds {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := r.client.List(ctx, list, client.MatchingLabels(ownership)); err != nil {
+			return fmt.Errorf("listing %s: %w", gvk.Kind, err)
+		}
+		for i := range list.Items {
+			o := &list.Items[i] // read only: it may be the cache's own
+			s.Owned[apply.KeyOf(o)] = o
+		}
+	}
+	if ns := s.owned(namespaceKind, "", r.opts.Namespace); ns != nil {
+		if data := ns.GetAnnotations()[TrackingAnnotation]; data != "" {
+			_ = json.Unmarshal([]byte(data), &s.Tracking) // a mangled annotation starts tracking afresh
+		}
+	}
+	return nil
+}
+
+// readForeign looks up, with the API server, the objects the module renders
+// that the owned ones lack: those that exist were created by someone else.
+// The namespace is shared, and never foreign.
+func (r *Reconciler) readForeign(ctx context.Context, s *Snapshot) error {
+	var missing []*unstructured.Unstructured
+	for _, o := range r.inventory.objects {
+		if o.GetKind() != namespaceKind.Kind && s.Owned[apply.KeyOf(o)] == nil {
+			missing = append(missing, o)
+		}
+	}
+	applier := &apply.Applier{Client: r.client, APIReader: r.apiReader}
+	var err error
+	s.Foreign, err = applier.Foreign(ctx, missing, ownership)
+	return err
+}
+
+// readConfigs lists the configuration objects of every kind, in every
+// namespace; only their metadata is cached. Before MetalLB's CRDs are served
+// there are none.
+func (r *Reconciler) readConfigs(ctx context.Context, s *Snapshot) error {
+	for _, gvk := range configKinds {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		err := r.client.List(ctx, list)
+		if meta.IsNoMatchError(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", gvk.Kind, err)
+		}
+		s.Configs.Served = true
+		s.Configs.add(gvk, list.Items, r.opts.Namespace)
+	}
+	return nil
+}
+
+func (r *Reconciler) readClasses(ctx context.Context, s *Snapshot) error {
+	var priority schedulingv1.PriorityClassList
+	if err := r.client.List(ctx, &priority); err != nil {
+		return err
+	}
+	var runtime nodev1.RuntimeClassList
+	if err := r.client.List(ctx, &runtime); err != nil {
+		return err
+	}
+	s.PriorityClasses, s.RuntimeClasses = sets.New[string](), sets.New[string]()
+	for _, c := range priority.Items {
+		s.PriorityClasses.Insert(c.Name)
+	}
+	for _, c := range runtime.Items {
+		s.RuntimeClasses.Insert(c.Name)
+	}
+	return nil
+}
+
+func (r *Reconciler) readSpeakerPods(ctx context.Context, s *Snapshot) error {
+	if !s.Tracking.InFlight() {
+		return nil
+	}
+	var pods corev1.PodList
+	if err := r.client.List(ctx, &pods, client.InNamespace(r.opts.Namespace), client.MatchingLabels(speakerPods)); err != nil {
+		return err
+	}
+	s.SpeakerPods = pods.Items
+	return nil
+}
+
+func (r *Reconciler) readClusterOperator(ctx context.Context, s *Snapshot) error {
+	if r.clusterOperator == nil {
+		return nil
+	}
+	var err error
+	s.ClusterOperator, err = r.clusterOperator.Get(ctx)
+	return err
+}

@@ -1,0 +1,232 @@
+package metallb
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/apply"
+	"github.com/bmlb/cluster-network-operator/pkg/status"
+)
+
+// Plan is everything one reconcile does, worked out from a Snapshot.
+type Plan struct {
+	// Apply are the objects to write, in order: those that differ from the
+	// cluster.
+	Apply []*unstructured.Unstructured
+	// Held are rendered objects left as they are in the cluster for now.
+	Held []Held
+	// Withheld are rendered objects kept out of the cluster for now: removed
+	// if they are there.
+	Withheld []Held
+	// Prune are owned objects no longer wanted, in the order to delete them.
+	Prune []*unstructured.Unstructured
+	// WatchConfigs has the configuration kinds watched: their CRDs are served.
+	WatchConfigs bool
+	// Tracking is the rollout tracking to keep on the namespace; nil when it
+	// is unchanged.
+	Tracking *status.Tracking
+	// Statuses are the status writes of the MetalLB objects that do not count.
+	Statuses []StatusWrite
+	// Notices are Events given once per object and note; OnCreate, Events
+	// given only if act creates the object they regard.
+	Notices, OnCreate []Event
+	// RequeueAfter is when to look again with no event: when a rollout in
+	// flight would turn hung.
+	RequeueAfter time.Duration
+
+	opts  Options
+	found findings
+	// failure is why planning did not finish.
+	failure error
+}
+
+// Held is a rendered object the plan does not write, and why.
+type Held struct {
+	Object *unstructured.Unstructured
+	Why    string
+}
+
+// StatusWrite is a MetalLB object's next status.
+type StatusWrite struct {
+	Object *v1beta1.MetalLB
+	Status *v1beta1.MetalLBStatus
+}
+
+// plan works out what to do about the cluster the snapshot shows at now. It
+// reads nothing but its arguments.
+func plan(s *Snapshot, opts Options, now time.Time) *Plan {
+	p := &Plan{opts: opts, found: findings{
+		now: now, tuning: s.Tuning, tracking: s.Tracking, elsewhere: s.Configs.elsewhere, clusterOperator: s.ClusterOperator,
+		active: len(s.Configs.inNamespace) > 0 || s.Tuning != nil,
+	}}
+	f := &p.found
+	f.platform = platformOf(opts.Platform, s.Platform)
+	f.allowed = slices.Contains(opts.AllowedPlatforms, f.platform.Type)
+	p.Statuses = ignoredStatuses(s.Ignored, opts.Namespace, now)
+	if !f.allowed {
+		// Nothing is applied, and nothing removed: what runs keeps its addresses.
+		p.WatchConfigs = s.Configs.Served
+		p.Notices = platformNotices(s, f.platform, opts)
+		return p
+	}
+	settings := p.settings(s, opts.Environment)
+	desired, err := Render(settings, s.MemberlistKey)
+	if err != nil {
+		p.failure = fmt.Errorf("rendering: %w", err)
+		return p
+	}
+	if !adoptionAllowed(s, opts.Namespace) {
+		f.foreign = s.Foreign
+	}
+	if len(f.foreign) > 0 {
+		// Another installation's objects are never overwritten. The namespace is
+		// shared: owning its labels lets the module hear of the adoption annotation.
+		p.Apply = changed(s, onlyKinds(desired, namespaceKind.Kind))
+		p.Notices = foreignNotices(f.foreign, opts.Namespace)
+		return p
+	}
+	p.deploy(s, settings, desired)
+	return p
+}
+
+// deploy plans MetalLB on a platform that allows it, with no foreign objects
+// in the way: the CRDs always, so that users can create MetalLB's objects, and
+// the rest when the user asked for MetalLB.
+func (p *Plan) deploy(s *Snapshot, settings Settings, desired []*unstructured.Unstructured) {
+	want := onlyKinds(desired, namespaceKind.Kind, crdKind.Kind)
+	if p.found.active {
+		want = p.gateWebhooks(s, settings, desired)
+	}
+	p.Apply = changed(s, p.holdSpeakers(s, settings, want))
+	// What is held back is still wanted: pruning goes by want.
+	p.Prune = prunable(s, want)
+	p.WatchConfigs = true
+	p.Notices = ignoredNotices(s.Configs.elsewhere, p.opts.Namespace)
+	p.OnCreate = memberlistEvents(s, p.Apply, p.opts.Namespace)
+	p.track(s, settings, want)
+}
+
+// settings are those of the tuning object, or, when its spec is invalid,
+// those of the last valid spec (status.appliedSpec, or the defaults if there
+// was none), so that nothing running changes.
+func (p *Plan) settings(s *Snapshot, env Environment) Settings {
+	f := &p.found
+	settings, err := SettingsFor(env, s.Tuning)
+	if err == nil {
+		err = checkReferences(settings, s.PriorityClasses, s.RuntimeClasses)
+	}
+	f.invalid, f.specValid = err, err == nil && s.Tuning != nil
+	if err != nil {
+		settings = lastValidSettings(env, s.Tuning)
+	}
+	f.maxUnavailable = settings.MaxUnavailable
+	return settings
+}
+
+func lastValidSettings(env Environment, obj *v1beta1.MetalLB) Settings {
+	var last *v1beta1.MetalLB
+	if obj != nil && obj.Status.AppliedSpec != nil {
+		l := &v1beta1.MetalLB{}
+		if json.Unmarshal(obj.Status.AppliedSpec.Raw, &l.Spec) == nil {
+			last = l
+		}
+	}
+	s, err := SettingsFor(env, last)
+	if err != nil {
+		s, _ = SettingsFor(env, nil) // the defaults are valid
+	}
+	return s
+}
+
+// adoptionAllowed tells whether MetalLB's namespace carries AdoptAnnotation.
+func adoptionAllowed(s *Snapshot, namespace string) bool {
+	ns := s.owned(namespaceKind, "", namespace)
+	return ns != nil && ns.GetAnnotations()[AdoptAnnotation] == "true"
+}
+
+// gateWebhooks withholds the webhook configuration until the controller, which
+// serves the webhooks, is available: with failure policy Fail, the
+// configuration would otherwise refuse every MetalLB object.
+func (p *Plan) gateWebhooks(s *Snapshot, settings Settings, desired []*unstructured.Unstructured) []*unstructured.Unstructured {
+	if !settings.Webhooks || controllerAvailable(s, settings.Namespace) {
+		return desired
+	}
+	for _, o := range onlyKinds(desired, webhookKind.Kind) {
+		p.Withheld = append(p.Withheld, Held{o, "MetalLB's controller, which serves the webhooks, is not available yet"})
+	}
+	return withoutKind(desired, webhookKind.Kind)
+}
+
+// changed returns those of objs that differ from what the cluster holds.
+func changed(s *Snapshot, objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if apply.NeedsWrite(o, s.Owned[apply.KeyOf(o)]) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// prunable returns the owned objects not in want, but those never deleted,
+// kinds in the reverse of apply order, so that what depends on others goes
+// first.
+func prunable(s *Snapshot, want []*unstructured.Unstructured) []*unstructured.Unstructured {
+	wanted := map[apply.Key]bool{}
+	for _, o := range want {
+		wanted[apply.KeyOf(o)] = true
+	}
+	var out []*unstructured.Unstructured
+	for _, gvk := range slices.Backward(s.Kinds) {
+		var ofKind []*unstructured.Unstructured
+		for key, o := range s.Owned {
+			if key.GroupKind == gvk.GroupKind() && !wanted[key] && !neverDeleted(o) && o.GetDeletionTimestamp() == nil {
+				ofKind = append(ofKind, o)
+			}
+		}
+		slices.SortFunc(ofKind, func(a, b *unstructured.Unstructured) int {
+			return strings.Compare(apply.Describe(a), apply.Describe(b))
+		})
+		out = append(out, ofKind...)
+	}
+	return out
+}
+
+// neverDeleted protects what losing would lose user data or split the
+// speakers' memberlist cluster: the CRDs (and with them every MetalLB object),
+// the namespace, the memberlist key.
+func neverDeleted(o *unstructured.Unstructured) bool {
+	switch o.GetKind() {
+	case crdKind.Kind, namespaceKind.Kind:
+		return true
+	case secretKind.Kind:
+		return o.GetName() == memberlistSecret
+	}
+	return false
+}
+
+func onlyKinds(objs []*unstructured.Unstructured, kinds ...string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if slices.Contains(kinds, o.GetKind()) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func withoutKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() != kind {
+			out = append(out, o)
+		}
+	}
+	return out
+}

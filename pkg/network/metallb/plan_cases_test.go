@@ -1,0 +1,262 @@
+package metallb
+
+import (
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/apply"
+	"github.com/bmlb/cluster-network-operator/pkg/status"
+)
+
+// What the module renders, by part, in apply order.
+var (
+	foundation = []string{"Namespace/metallb-system",
+		"CustomResourceDefinition/bfdprofiles.metallb.io", "CustomResourceDefinition/bgpadvertisements.metallb.io",
+		"CustomResourceDefinition/bgppeers.metallb.io", "CustomResourceDefinition/communities.metallb.io",
+		"CustomResourceDefinition/configurationstates.metallb.io", "CustomResourceDefinition/ipaddresspools.metallb.io",
+		"CustomResourceDefinition/l2advertisements.metallb.io", "CustomResourceDefinition/servicebgpstatuses.metallb.io",
+		"CustomResourceDefinition/servicel2statuses.metallb.io", "CustomResourceDefinition/metallbs.metallb.io"}
+	workloadParts = []string{"ServiceAccount/controller", "ServiceAccount/speaker", "Role/controller", "Role/pod-lister",
+		"ClusterRole/metallb-system:controller", "ClusterRole/metallb-system:speaker", "RoleBinding/controller", "RoleBinding/pod-lister",
+		"ClusterRoleBinding/metallb-system:controller", "ClusterRoleBinding/metallb-system:speaker", "ConfigMap/metallb-excludel2",
+		"Secret/metallb-webhook-cert", "Secret/memberlist", "Service/metallb-webhook-service", "Service/controller-monitor-service",
+		"Service/speaker-monitor-service", "Deployment/controller", "DaemonSet/speaker"}
+	webhooks = "ValidatingWebhookConfiguration/metallb-webhook-configuration"
+	// deactivated is what deactivation prunes: all but the CRDs, the namespace
+	// and the memberlist key, dependents first.
+	deactivated = []string{webhooks, "DaemonSet/speaker", "Deployment/controller", "Service/controller-monitor-service",
+		"Service/metallb-webhook-service", "Service/speaker-monitor-service", "Secret/metallb-webhook-cert", "ConfigMap/metallb-excludel2",
+		"ClusterRoleBinding/metallb-system:controller", "ClusterRoleBinding/metallb-system:speaker", "RoleBinding/controller",
+		"RoleBinding/pod-lister", "ClusterRole/metallb-system:controller", "ClusterRole/metallb-system:speaker", "Role/controller",
+		"Role/pod-lister", "ServiceAccount/controller", "ServiceAccount/speaker"}
+)
+
+const notConfigured = "Available True NotConfigured: MetalLB is not configured: create an IPAddressPool in metallb-system to deploy it."
+
+var planCases = []planCase{
+	{name: "nothing configured: the namespace and the CRDs, and the version", cluster: empty,
+		want: planned{apply: foundation, version: "A", conditions: []string{notConfigured, "Degraded False AsExpected: MetalLB runs as configured."}}},
+	{name: "first activation: all but the webhooks, which wait for the controller", cluster: with(empty, pool),
+		want: planned{apply: cat(foundation, workloadParts), withheld: []string{webhooks + ": which serves the webhooks, is not available yet"},
+			events:     []string{"Normal MemberlistKeyGenerated Secret/memberlist: Generated the speakers' memberlist key."},
+			conditions: []string{"Available False Deploying: MetalLB's workloads are being created.", "Progressing True RollingOut: Rolling out A: controller: the Deployment is being created, speaker: the DaemonSet is being created"},
+			requeue:    10 * time.Minute}},
+	{name: "running and idle: nothing written, nothing told", cluster: settled(with(running("A"), tuned(v1beta1.MetalLBSpec{}))),
+		want: planned{version: "A", conditions: []string{"Available True AsExpected: a speaker runs on every node", "Progressing False AsExpected"}}},
+	{name: "platform not allowed: what runs stays, the pool and the tuning object told why", cluster: with(running("A"), awsNodes, tuned(v1beta1.MetalLBSpec{})),
+		want: planned{version: "A", statuses: []string{"metallb-system/metallb"},
+			events: []string{"Warning PlatformNotSupported IPAddressPool/pool1: the platform is AWS (from node n0's provider ID aws:///us-east-1a/i-0)",
+				"Warning PlatformNotSupported MetalLB/metallb: To deploy it anyway, start the operator with --platform=BareMetal."},
+			conditions: []string{"Degraded True PlatformNotSupported: the operator deploys MetalLB only on BareMetal, None", "Available True PlatformNotSupported: MetalLB is not deployed on this platform."}}},
+	{name: "platform not allowed and nothing configured: not degraded", cluster: with(empty, awsNodes),
+		want: planned{conditions: []string{"Degraded False AsExpected", "Available True PlatformNotSupported"}}},
+	{name: "the Infrastructure object decides the platform", cluster: with(empty, pool, func(s *Snapshot) { s.Platform.Infrastructure = "AWS" }),
+		want: planned{conditions: []string{"Degraded True PlatformNotSupported: the platform is AWS (from Infrastructure cluster)"},
+			events: []string{"Warning PlatformNotSupported IPAddressPool/pool1: from Infrastructure cluster"}}},
+	{name: "--platform overrides the nodes", opts: func(o *Options) { o.Platform = "BareMetal" }, cluster: with(empty, pool, awsNodes),
+		want: planned{apply: cat(foundation, workloadParts), withheld: []string{webhooks + ": not available yet"},
+			events:     []string{"Normal MemberlistKeyGenerated Secret/memberlist: Generated"},
+			conditions: []string{"Available False Deploying", "Degraded False AsExpected"}, requeue: 10 * time.Minute}},
+	{name: "a pool in another namespace is ignored, and told so", cluster: with(empty, func(s *Snapshot) {
+		s.Configs.elsewhere = append(s.Configs.elsewhere, configObject("IPAddressPool", "default", "elsewhere"))
+	}), want: planned{apply: foundation, version: "A",
+		events:     []string{"Warning Ignored IPAddressPool/elsewhere: IPAddressPool default/elsewhere is outside metallb-system and is ignored: MetalLB reads its configuration only from metallb-system"},
+		conditions: []string{notConfigured, "Degraded False AsExpected: MetalLB runs as configured. IPAddressPool default/elsewhere is outside metallb-system and is ignored."}}},
+	{name: "another installation's speaker: only the namespace written, the speaker told", cluster: with(empty, pool, helmSpeaker),
+		want: planned{apply: []string{"Namespace/metallb-system"},
+			events: []string{"Warning ForeignObjects DaemonSet/speaker: DaemonSet metallb-system/speaker (written by helm)"},
+			conditions: []string{"Degraded True ForeignObjects: Nothing was changed. Remove that installation, or let this operator take its objects over: kubectl annotate namespace metallb-system networkoperator.openshift.io/adopt-metallb=true",
+				"Available True ForeignObjects: Another installation runs MetalLB"}}},
+	{name: "adoption: with the annotation, the foreign speaker is taken over", cluster: with(empty, pool, helmSpeaker, adoptAnnotated),
+		want: planned{apply: cat(foundation[1:], workloadParts), withheld: []string{webhooks + ": not available yet"},
+			events:     []string{"Normal MemberlistKeyGenerated Secret/memberlist: Generated"},
+			conditions: []string{"Degraded False AsExpected", "Available False Deploying"}, requeue: 10 * time.Minute}},
+	{name: "the webhooks once the controller is available", cluster: with(running("A"), without(webhookKind, webhookConfiguration)),
+		want: planned{apply: []string{webhooks}, version: "A", conditions: []string{"Available True AsExpected"}}},
+	{name: "the webhooks taken away while the controller is unavailable", cluster: with(running("A"), controllerAt(3, 1, 0)),
+		want: planned{prune: []string{webhooks}, withheld: []string{webhooks + ": not available yet"}, version: "A", requeue: 10 * time.Minute,
+			conditions: []string{"Available False ControllerUnavailable: no address is handed out. controller: 1 of 1 replicas updated, 1 unavailable",
+				"Progressing True RollingOut: Rolling out A"}}},
+	{name: "webhooks off: none rendered, none withheld", opts: func(o *Options) { o.Webhooks = false }, cluster: running("A"),
+		want: planned{version: "A", conditions: []string{"Available True AsExpected"}}},
+	{name: "invalid spec, no valid one applied before: the defaults keep running", cluster: with(running("A"), tuned(v1beta1.MetalLBSpec{LogLevel: "loud"})),
+		want: planned{version: "A", statuses: []string{"metallb-system/metallb"},
+			conditions: []string{`Degraded True InvalidConfiguration: spec.logLevel: Unsupported value: "loud"`, "Degraded True InvalidConfiguration: until then MetalLB keeps running as the last valid spec asked (status.appliedSpec)"}}},
+	{name: "invalid spec after a valid one: the last valid spec keeps running", cluster: with(runningWith("A", v1beta1.MetalLBSpec{LogLevel: v1beta1.LogLevelDebug}),
+		tuned(v1beta1.MetalLBSpec{LogLevel: "loud"}), applied(`{"logLevel":"debug"}`)),
+		want: planned{version: "A", statuses: []string{"metallb-system/metallb"}, conditions: []string{`Degraded True InvalidConfiguration: spec.logLevel: Unsupported value: "loud"`}}},
+	{name: "a priority class that does not exist", cluster: with(running("A"), tuned(urgentSpeakers)),
+		want: planned{version: "A", statuses: []string{"metallb-system/metallb"},
+			conditions: []string{`Degraded True InvalidConfiguration: spec.speakerConfig.priorityClassName: Not found: "urgent"`}}},
+	{name: "the priority class exists: the speakers get it", cluster: with(running("A"), tuned(urgentSpeakers), func(s *Snapshot) { s.PriorityClasses.Insert("urgent") }),
+		want: planned{apply: []string{"DaemonSet/speaker"}, version: "A", statuses: []string{"metallb-system/metallb"}, conditions: []string{"Degraded False AsExpected"}}},
+	{name: "upgrade, controller not rolled yet: the controller first, the speakers held", opts: releaseB, cluster: running("A"),
+		want: planned{apply: []string{"Deployment/controller"}, held: []string{"DaemonSet/speaker: the controller has not finished rolling out B"}, version: "A",
+			conditions: []string{"Progressing True RollingOut: Rolling out B: controller: 1 of 1 replicas updated, speaker: 3 of 3 nodes updated"}, requeue: 10 * time.Minute}},
+	{name: "upgrade, controller rolled out: the speakers follow", opts: releaseB, cluster: with(running("A"), rolledTo("B", controllerName), upgrading),
+		want: planned{apply: []string{"DaemonSet/speaker"}, version: "A", conditions: []string{"Progressing True RollingOut: Rolling out B"}, requeue: 10 * time.Minute}},
+	{name: "upgrade, speakers rolling: nothing to write, how far told", opts: releaseB, cluster: speakersRolling,
+		want: planned{version: "A", requeue: 10 * time.Minute, conditions: []string{
+			"Progressing True RollingOut: Rolling out B: controller: 1 of 1 replicas updated, speaker: 1 of 3 nodes updated, 1 unavailable",
+			"Available True AsExpected"}}},
+	{name: "upgrade, a restart in the middle: the same rollout, its timers kept", opts: releaseB, cluster: restartedWhileRolling,
+		want: planned{version: "A", requeue: 6 * time.Minute, conditions: []string{"Progressing True RollingOut: speaker: 1 of 3 nodes updated"}}},
+	{name: "upgrade done: the new version reported, and told", opts: releaseB, cluster: with(running("A"), rolledTo("B", controllerName, speakerName), upgrading,
+		tuned(v1beta1.MetalLBSpec{}, recorded(status.Progressing, metav1.ConditionTrue, "RollingOut"))),
+		want: planned{version: "B", statuses: []string{"metallb-system/metallb"}, events: []string{"Normal ProgressingFalse MetalLB/metallb: AsExpected: No rollout is in progress."},
+			conditions: []string{"Progressing False AsExpected", "Available True AsExpected"}}},
+	{name: "hung: no progress past the timeout, the nodes named", opts: releaseB, cluster: hungRollout,
+		want: planned{version: "A", conditions: []string{
+			"Degraded True RolloutHung: has made no progress for 10m0s (Rolling out B: controller: 1 of 1 replicas updated, speaker: 1 of 3 nodes updated, 1 unavailable); the speaker is not ready on nodes: node-2.",
+			"Upgradeable False RolloutHung"}}},
+	{name: "deactivation while a rollout is in flight: all but the kept objects pruned", opts: releaseB, cluster: with(speakersRolling, unconfigured),
+		want: planned{prune: deactivated, version: "B", conditions: []string{notConfigured, "Progressing False AsExpected"}}},
+	{name: "a MetalLB object of another name is told it is ignored", cluster: with(running("A"), func(s *Snapshot) {
+		s.Ignored = append(s.Ignored, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "metallb"}})
+	}), want: planned{version: "A", statuses: []string{"default/metallb"}}},
+	{name: "the memberlist Secret deleted while speakers run: a new key, and what to do", cluster: with(running("A"), without(secretKind, memberlistSecret), newKey),
+		want: planned{apply: []string{"Secret/memberlist"}, version: "A",
+			events: []string{"Warning MemberlistKeyRegenerated Secret/memberlist: restart them so that they form one cluster again: kubectl rollout restart daemonset/speaker -n metallb-system"}}},
+	{name: "a write fails: Degraded says so, with an Event", cluster: settled(with(running("A"), tuned(v1beta1.MetalLBSpec{}))), actErr: errApply,
+		want: planned{version: "A", statuses: []string{"metallb-system/metallb"},
+			events:     []string{"Warning DegradedTrue MetalLB/metallb: ApplyFailed: Applying MetalLB's manifests failed, will retry: applying DaemonSet"},
+			conditions: []string{"Degraded True ApplyFailed: will retry: applying DaemonSet metallb-system/speaker"}}},
+	{name: "with no tuning object, transitions told on the ClusterOperator", cluster: with(running("A"), clusterOperatorRecorded(status.Available, configv1.ConditionFalse, "Deploying")),
+		want: planned{version: "A", events: []string{"Normal AvailableTrue ClusterOperator/metallb: AsExpected: MetalLB's controller is available and a speaker runs on every node."}}},
+}
+
+var urgentSpeakers = v1beta1.MetalLBSpec{SpeakerConfig: &v1beta1.SpeakerConfig{Config: v1beta1.Config{PriorityClassName: "urgent"}}}
+
+func cat(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
+
+func releaseB(o *Options) { o.Images = imagesOf("B") }
+
+func pool(s *Snapshot) {
+	s.Configs.inNamespace = append(s.Configs.inNamespace, configObject("IPAddressPool", DefaultNamespace, "pool1"))
+}
+
+func unconfigured(s *Snapshot) { s.Configs.inNamespace, s.Tuning = nil, nil }
+
+func newKey(s *Snapshot) { s.MemberlistKey = "bmV3" }
+
+func tuned(spec v1beta1.MetalLBSpec, conditions ...metav1.Condition) func(*Snapshot) {
+	return func(s *Snapshot) { s.Tuning = tuning(spec, conditions...) }
+}
+
+func applied(spec string) func(*Snapshot) {
+	return func(s *Snapshot) { s.Tuning.Status.AppliedSpec = rawSpec(spec) }
+}
+
+func without(gvk schema.GroupVersionKind, name string) func(*Snapshot) {
+	return func(s *Snapshot) { delete(s.Owned, apply.KeyOf(s.live(gvk, name))) }
+}
+
+// helmSpeaker is a speaker DaemonSet another installation created.
+func helmSpeaker(s *Snapshot) {
+	ds := &unstructured.Unstructured{}
+	ds.SetGroupVersionKind(daemonSetKind)
+	ds.SetNamespace(DefaultNamespace)
+	ds.SetName(speakerName)
+	s.Foreign = append(s.Foreign, apply.Foreign{Object: ds, Managers: []string{"helm"}})
+}
+
+// adoptAnnotated has the namespace, owned, carry the adoption annotation.
+func adoptAnnotated(s *Snapshot) {
+	objs, err := Render(Settings{Environment: planOptions().Environment}, "")
+	if err != nil {
+		panic(err)
+	}
+	ns := apply.Applied(objs[0]).DeepCopy()
+	ns.SetAnnotations(map[string]string{AdoptAnnotation: "true", apply.AppliedHashAnnotation: ns.GetAnnotations()[apply.AppliedHashAnnotation]})
+	s.Owned[apply.KeyOf(ns)] = ns
+}
+
+func controllerAt(desired, updated, available int64) func(*Snapshot) {
+	return func(s *Snapshot) { rolledOut(s.live(deploymentKind, controllerName), desired, updated, available) }
+}
+
+// rolledTo replaces workloads by those of another release, rolled out.
+func rolledTo(release string, workloads ...string) func(*Snapshot) {
+	return func(s *Snapshot) {
+		opts := planOptions()
+		opts.Images = imagesOf(release)
+		next := running(release)(nil, opts)
+		for _, name := range workloads {
+			for _, kind := range []schema.GroupVersionKind{deploymentKind, daemonSetKind} {
+				if o := next.live(kind, name); o != nil {
+					s.Owned[apply.KeyOf(o)] = o
+				}
+			}
+		}
+	}
+}
+
+// upgrading is the tracking of the rollout of B, started a minute ago.
+func upgrading(s *Snapshot) {
+	since := metav1.NewMicroTime(now.Add(-time.Minute))
+	s.Tracking = status.Tracking{Version: "A", Target: "B", Since: since, LastProgress: since}
+}
+
+// speakersRolling is B's controller rolled out and one speaker of three
+// replaced, another down.
+func speakersRolling(t *testing.T, opts Options) *Snapshot {
+	s := with(running("A"), rolledTo("B", controllerName, speakerName), upgrading)(t, opts)
+	rolledOut(s.live(daemonSetKind, speakerName), 3, 1, 2)
+	s.SpeakerPods = []corev1.Pod{pod("node-0", true), pod("node-1", true), pod("node-2", false)}
+	return s
+}
+
+// restartedWhileRolling is speakersRolling as an operator left it four
+// minutes ago, before it was restarted: its tracking kept on the namespace.
+func restartedWhileRolling(t *testing.T, opts Options) *Snapshot {
+	s := speakersRolling(t, opts)
+	s.Tracking.Since = metav1.NewMicroTime(now.Add(-20 * time.Minute))
+	if p := plan(s, opts, now.Add(-4*time.Minute)); p.Tracking != nil {
+		s.Tracking = *p.Tracking
+	}
+	return s
+}
+
+// hungRollout is speakersRolling with no progress for eleven minutes.
+func hungRollout(t *testing.T, opts Options) *Snapshot {
+	s := speakersRolling(t, opts)
+	if p := plan(s, opts, now.Add(-11*time.Minute)); p.Tracking != nil {
+		s.Tracking = *p.Tracking
+	}
+	return s
+}
+
+func clusterOperatorRecorded(typ string, st configv1.ConditionStatus, reason string) func(*Snapshot) {
+	return func(s *Snapshot) {
+		s.ClusterOperator = &configv1.ClusterOperator{ObjectMeta: metav1.ObjectMeta{Name: "metallb", UID: "uid-co"}}
+		s.ClusterOperator.Status.Conditions = []configv1.ClusterOperatorStatusCondition{{Type: configv1.ClusterStatusConditionType(typ), Status: st, Reason: reason}}
+	}
+}
+
+// settled is cluster after a reconcile a minute ago wrote its status.
+func settled(cluster func(*testing.T, Options) *Snapshot) func(*testing.T, Options) *Snapshot {
+	return func(t *testing.T, opts Options) *Snapshot {
+		s := cluster(t, opts)
+		p := plan(s, opts, now.Add(-time.Minute))
+		if r := p.Report(nil); r.Tuning != nil {
+			s.Tuning.Status = *r.Tuning
+		}
+		if p.Tracking != nil {
+			s.Tracking = *p.Tracking
+		}
+		return s
+	}
+}
