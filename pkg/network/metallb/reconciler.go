@@ -166,8 +166,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 }
 
 // inventory is what the module renders, whatever the settings: the kinds, in
-// apply order, those of them in MetalLB's namespace, and every object, for
-// the lookup of objects another installation created.
+// apply order, and those of them in MetalLB's namespace (with the webhooks,
+// so that a webhook configuration left from a run with them is pruned), and
+// the objects of the operator's environment, for the lookup of objects
+// another installation created.
 type inventory struct {
 	kinds      []schema.GroupVersionKind
 	namespaced map[schema.GroupVersionKind]bool
@@ -175,16 +177,12 @@ type inventory struct {
 }
 
 func inventoryOf(env Environment) (inventory, error) {
-	s, err := SettingsFor(Environment{Namespace: env.Namespace, Images: env.Images, Webhooks: true}, nil)
+	all, err := renderDefaults(Environment{Namespace: env.Namespace, Images: env.Images, Webhooks: true})
 	if err != nil {
 		return inventory{}, err
 	}
-	objs, err := Render(s, "")
-	if err != nil {
-		return inventory{}, err
-	}
-	inv := inventory{namespaced: map[schema.GroupVersionKind]bool{}, objects: objs}
-	for _, o := range objs {
+	inv := inventory{namespaced: map[schema.GroupVersionKind]bool{}}
+	for _, o := range all {
 		gvk := o.GroupVersionKind()
 		if !slices.Contains(inv.kinds, gvk) {
 			inv.kinds = append(inv.kinds, gvk)
@@ -193,7 +191,16 @@ func inventoryOf(env Environment) (inventory, error) {
 			inv.namespaced[gvk] = true
 		}
 	}
-	return inv, nil
+	inv.objects, err = renderDefaults(env)
+	return inv, err
+}
+
+func renderDefaults(env Environment) ([]*unstructured.Unstructured, error) {
+	s, err := SettingsFor(env, nil)
+	if err != nil {
+		return nil, err
+	}
+	return Render(s, "")
 }
 
 func emptyObject(gvk schema.GroupVersionKind) *unstructured.Unstructured {
