@@ -11,16 +11,18 @@ import (
 )
 
 // hardFailoverBound is how long MetalLB's defaults (memberlist's LAN profile)
-// take, on three nodes, to move an address off a speaker that died: each of
-// the two others probes it once every two probe intervals (2 s); the first
-// to get no answer within the probe timeout (0.5 s), nor through the other,
-// suspects it by 3 s; the other confirms with its own probe within its two
-// intervals, so the suspicion lasts its minimum, SuspicionMult × probe
-// interval = 4 s (log10 of 3 members is under 1), and the speaker is dead by
-// 7 s. A new speaker's gratuitous ARP and the client's next probe add under
-// 0.5 s. Measured: 5.4–6.6 s (docs/benchmarks.md). Faster needs memberlist
-// timing of its own, which the operator does not set yet.
-const hardFailoverBound = 7500 * time.Millisecond
+// may take, on three nodes, to move an address off a speaker that died.
+// Each live speaker probes one member per probe interval (1 s), walking its
+// members in an order it reshuffles after each pass, so the dead one is
+// probed within 3 s; with no ack within the probe timeout, nor through the
+// other member, by the end of that interval it is suspect. The other speaker's
+// own failed probe, within those 3 s too, confirms it, so the suspicion lasts
+// its minimum, SuspicionMult × probe interval = 4 s (log10 of 3 members is
+// under 1): dead by 8 s. Gossip to the other speaker (200 ms), the new owner's
+// gratuitous ARP and the client's next probe add under 0.5 s. Measured:
+// 5.2–6.8 s (docs/benchmarks.md). Faster needs memberlist timing of its own,
+// which the operator does not set yet.
+const hardFailoverBound = 8500 * time.Millisecond
 
 // Failover: the node answering for the Service loses its speaker, first hard
 // (SIGKILL, as when the node dies), then, on the node that took over,

@@ -47,7 +47,7 @@ func TestOtherMetalLBObjectsAreIgnored(t *testing.T) {
 }
 
 // create creates the object a YAML file holds, as `kubectl create -f` would.
-func (m *moduleEnv) create(t *testing.T, file string) {
+func (m *moduleEnv) create(t testing.TB, file string) {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	if err != nil {
