@@ -3,6 +3,7 @@ package metallb
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
@@ -51,8 +53,11 @@ type moduleEnv struct {
 	*testenv.Env
 	client client.Client
 	r      *Reconciler
-	writes atomic.Int64 // mutating requests the module made
-	stop   func()
+	// writes counts the mutating requests the module made but Events, which
+	// its recorder sends in the background, at a time of its own; events
+	// counts the Events the module gives.
+	writes, events atomic.Int64
+	stop           func()
 }
 
 func testOptions() Options {
@@ -117,7 +122,7 @@ func (m *moduleEnv) run(t testing.TB, opts Options) {
 	cfg := rest.CopyConfig(m.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			if req.Method != http.MethodGet {
+			if req.Method != http.MethodGet && !isEventPath(req.URL.Path) {
 				m.writes.Add(1)
 			}
 			return rt.RoundTrip(req)
@@ -140,6 +145,7 @@ func (m *moduleEnv) run(t testing.TB, opts Options) {
 	if m.r, err = add(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
+	m.r.events = countingRecorder{EventRecorder: m.r.events, count: &m.events}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
@@ -155,6 +161,25 @@ func (m *moduleEnv) run(t testing.TB, opts Options) {
 		}
 	}
 	t.Cleanup(m.stop)
+}
+
+// isEventPath tells whether a request's path is that of Events: .../events or
+// .../events/NAME.
+func isEventPath(p string) bool {
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	n := len(parts)
+	return parts[n-1] == "events" || (n > 1 && parts[n-2] == "events")
+}
+
+// countingRecorder counts the Events given through the module's recorder.
+type countingRecorder struct {
+	recorder.EventRecorder
+	count *atomic.Int64
+}
+
+func (r countingRecorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+	r.count.Add(1)
+	r.EventRecorder.Eventf(regarding, related, eventtype, reason, action, note, args...)
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

@@ -13,7 +13,8 @@ import (
 
 // When nothing changes, the module writes nothing: 100 forced reconciles of an
 // active MetalLB, with a tuning object and a pool outside the namespace (both
-// of which it reports on), make no create, update, patch or delete request.
+// of which it reports on), make no create, update, patch or delete request,
+// and give no Event.
 func TestIdleModuleWritesNothing(t *testing.T) {
 	m := startModule(t, testenv.Options{}, testOptions())
 	ctx := t.Context()
@@ -31,22 +32,29 @@ func TestIdleModuleWritesNothing(t *testing.T) {
 	}
 	settle(t, m)
 
-	before := m.writes.Load()
+	writes, events := m.writes.Load(), m.events.Load()
 	for range 100 {
 		if _, err := m.r.Reconcile(ctx, request); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := m.writes.Load() - before; n != 0 {
+	if n := m.writes.Load() - writes; n != 0 {
 		t.Errorf("100 reconciles of an unchanged cluster made %d mutating requests, want 0", n)
+	}
+	if n := m.events.Load() - events; n != 0 {
+		t.Errorf("100 reconciles of an unchanged cluster gave %d Events, want 0", n)
 	}
 }
 
-// settle waits until the module has nothing left to do: a plan made from what
-// its cache shows writes nothing.
+// settle waits until the module has nothing left to do: no reconcile is under
+// way (it holds the reconciler's lock), and a plan made from what the cache
+// shows writes nothing. A reconcile queued meanwhile sees the same cache, or
+// a newer one: it writes nothing either.
 func settle(t testing.TB, m *moduleEnv) {
 	t.Helper()
 	waitFor(t, "the module to have nothing left to do", 30*time.Second, func(ctx context.Context) (bool, error) {
+		m.r.mu.Lock()
+		defer m.r.mu.Unlock()
 		s, err := m.r.observe(ctx)
 		if err != nil {
 			return false, err
