@@ -89,7 +89,7 @@ func (a *Applier) Delete(ctx context.Context, objs []*unstructured.Unstructured)
 	for _, o := range objs {
 		err := a.Client.Delete(ctx, o, client.Preconditions{UID: new(o.GetUID())}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("pruning %s: %w", Describe(o), err)
+			return fmt.Errorf("deleting %s: %w", Describe(o), err)
 		}
 	}
 	return nil
