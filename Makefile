@@ -49,21 +49,16 @@ test-e2e: tools netns-tools
 update-bindata:
 	hack/update-bindata.sh
 
-# The MetalLB CRD, generated from pkg/apis: the operator applies it from bindata,
-# and the install manifests ship it.
-METALLB_CRD_BINDATA  := bindata/metallb/011-crd-metallb.io_metallbs.yaml
-METALLB_CRD_MANIFEST := manifests/0000_70_cluster-network-operator_01_metallb-crd.yaml
-METALLB_CRD          := $(METALLB_CRD_BINDATA) $(METALLB_CRD_MANIFEST)
-# The CVO includes a manifest in a cluster profile only with these annotations.
-CVO_INCLUDE := -e '/^  annotations:$$/a\    include.release.openshift.io/self-managed-high-availability: "true"' \
-               -e '/^  annotations:$$/a\    include.release.openshift.io/single-node-developer: "true"'
+# The MetalLB CRD, generated from pkg/apis: the operator creates it from bindata
+# where it does not exist. The install manifests do not ship it: applied over
+# another MetalLB operator's CRD, it would prune that operator's fields.
+METALLB_CRD := bindata/metallb/011-crd-metallb.io_metallbs.yaml
 
 ## generate: the API's generated code and CRD (controller-gen).
 generate:
 	hack/tools.sh build controller-tools
 	$(CONTROLLER_GEN) object crd paths=./pkg/apis/... output:crd:dir=bin/crd
-	cp bin/crd/metallb.io_metallbs.yaml $(METALLB_CRD_BINDATA)
-	sed $(CVO_INCLUDE) bin/crd/metallb.io_metallbs.yaml >$(METALLB_CRD_MANIFEST)
+	cp bin/crd/metallb.io_metallbs.yaml $(METALLB_CRD)
 
 ## verify: formatting, vet, modules and vendor/ in step with go.mod, generated
 ## files and MetalLB's copied files up to date, install manifests in step with
@@ -90,6 +85,14 @@ generate-verify: generate
 ## bench: the benchmarks; figures go to docs/benchmarks.md.
 bench: tools
 	$(GO) test -count=1 -run '^$$' -bench . -benchmem ./...
+
+.PHONY: bench-binary
+## bench-binary: the built binary's activation and memory, default flags (hack/activation-bench, hack/memory-bench).
+bench-binary: build tools
+	@status=0; \
+	  $(GO) run ./hack/activation-bench -binary $(BIN) || status=1; \
+	  $(GO) run ./hack/memory-bench -binary $(BIN) || status=1; \
+	  exit $$status
 
 ## demo: the operator's story on a local control plane, with the real MetalLB
 ## answering ARP in network namespaces (needs root); Ctrl-C stops it.

@@ -34,10 +34,7 @@ type Applier struct {
 	// Client writes, and reads the objects the applier owns; its reads may come
 	// from a cache that holds only those, even without copying them: the
 	// applier never changes what it reads.
-	Client client.Client
-	// APIReader reads, for Foreign, objects such a cache would not hold. Nil
-	// means Client.
-	APIReader  client.Reader
+	Client     client.Client
 	FieldOwner string
 	// DryRun has the API server validate and admit every write without storing it.
 	DryRun bool

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,68 +17,48 @@ import (
 // something else created it.
 type Foreign struct {
 	Object *unstructured.Unstructured
-	// Managers are the field managers that wrote it, such as "helm" or "kubectl".
-	Managers []string
+	// Live is the existing object's metadata.
+	Live *metav1.PartialObjectMetadata
+}
+
+// Managers are the field managers that wrote it, such as "helm" or "kubectl".
+func (f Foreign) Managers() []string {
+	var names []string
+	if f.Live == nil {
+		return nil
+	}
+	for _, m := range f.Live.ManagedFields {
+		if !slices.Contains(names, m.Manager) {
+			names = append(names, m.Manager)
+		}
+	}
+	return names
 }
 
 func (f Foreign) String() string {
-	return fmt.Sprintf("%s (written by %s)", Describe(f.Object), orUnknown(f.Managers))
+	return fmt.Sprintf("%s (written by %s)", Describe(f.Object), orUnknown(f.Managers()))
 }
 
-// foreignLookups bounds the API requests Foreign makes at once.
-const foreignLookups = 8
-
-// Foreign returns those of objs that exist in the cluster without the ownership
-// labels. Objects a cache of owned objects misses are looked up with the API
-// server, several at a time.
-func (a *Applier) Foreign(ctx context.Context, objs []*unstructured.Unstructured, ownership labels.Set) ([]Foreign, error) {
-	found := make([]*Foreign, len(objs))
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(foreignLookups)
-	for i, o := range objs {
-		g.Go(func() error {
-			f, err := a.foreign(ctx, o, ownership)
-			found[i] = f
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
+// FindForeign returns those of objs that exist, as reader sees their metadata,
+// without the ownership labels. The reader is meant to be a cache of the
+// metadata of every object of those kinds and names, so that looking costs no
+// request.
+func FindForeign(ctx context.Context, reader client.Reader, objs []*unstructured.Unstructured, ownership labels.Set) ([]Foreign, error) {
+	owned := ownership.AsSelector()
 	var foreign []Foreign
-	for _, f := range found {
-		if f != nil {
-			foreign = append(foreign, *f)
+	for _, o := range objs {
+		live := &metav1.PartialObjectMetadata{}
+		live.SetGroupVersionKind(o.GroupVersionKind())
+		err := reader.Get(ctx, client.ObjectKeyFromObject(o), live)
+		if apierrors.IsNotFound(err) || (err == nil && owned.Matches(labels.Set(live.Labels))) {
+			continue
 		}
+		if err != nil {
+			return nil, fmt.Errorf("looking up %s: %w", Describe(o), err)
+		}
+		foreign = append(foreign, Foreign{Object: o, Live: live})
 	}
 	return foreign, nil
-}
-
-func (a *Applier) foreign(ctx context.Context, o *unstructured.Unstructured, ownership labels.Set) (*Foreign, error) {
-	owned := ownership.AsSelector()
-	cached := &unstructured.Unstructured{}
-	cached.SetGroupVersionKind(o.GroupVersionKind())
-	err := a.Client.Get(ctx, client.ObjectKeyFromObject(o), cached)
-	if err == nil && owned.Matches(labels.Set(cached.GetLabels())) {
-		return nil, nil
-	}
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, err
-	}
-	reader := a.APIReader
-	if reader == nil {
-		reader = a.Client
-	}
-	live := &metav1.PartialObjectMetadata{}
-	live.SetGroupVersionKind(o.GroupVersionKind())
-	err = reader.Get(ctx, client.ObjectKeyFromObject(o), live)
-	if apierrors.IsNotFound(err) || (err == nil && owned.Matches(labels.Set(live.Labels))) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &Foreign{Object: o, Managers: managers(live)}, nil
 }
 
 // Delete deletes objs in order, each only if it is still the object read
@@ -104,16 +83,6 @@ type Key struct {
 // KeyOf returns o's Key.
 func KeyOf(o *unstructured.Unstructured) Key {
 	return Key{GroupKind: o.GroupVersionKind().GroupKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
-}
-
-func managers(o *metav1.PartialObjectMetadata) []string {
-	var names []string
-	for _, m := range o.ManagedFields {
-		if !slices.Contains(names, m.Manager) {
-			names = append(names, m.Manager)
-		}
-	}
-	return names
 }
 
 func orUnknown(names []string) string {

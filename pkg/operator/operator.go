@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -25,7 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
@@ -60,12 +60,19 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := checkAPIServer(ctx, cfg, o); err != nil {
+	if err := waitForAPIServer(ctx, cfg, o, log); err != nil {
 		return err
 	}
-
-	if err := installAPI(ctx, cfg); err != nil {
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
 		return err
+	}
+	timings, err := leaseTimingsFor(ctx, c, o)
+	if err != nil {
+		return err
+	}
+	if err := metallb.InstallAPI(ctx, c); err != nil {
+		return fmt.Errorf("cannot install the MetalLB CRD: %v", err)
 	}
 	module := metallb.Options{
 		Environment:      metallb.Environment{Namespace: o.Namespace, Images: images, Webhooks: o.MetalLBWebhooks},
@@ -74,14 +81,15 @@ func Run(ctx context.Context, o Options) error {
 		HungAfter:        o.RolloutHungAfter,
 		ClusterOperator:  o.ClusterOperator,
 	}
-	mgr, err := newManager(cfg, o, module)
+	mgr, err := newManager(cfg, o, module, timings)
 	if err != nil {
 		return err
 	}
 	if err := metallb.Add(mgr, module); err != nil {
 		return err
 	}
-	log.Info("starting", "version", version.Version, "namespace", o.Namespace, "leaderElection", o.LeaderElect)
+	log.Info("starting", "version", version.Version, "namespace", o.Namespace, "leaderElection", o.LeaderElect,
+		"leaseDuration", timings.LeaseDuration, "renewDeadline", timings.RenewDeadline, "retryPeriod", timings.RetryPeriod)
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("operator stopped: %w", err)
 	}
@@ -106,6 +114,16 @@ func newLogger(o Options) logr.Logger {
 	return ctrlzap.New(ctrlzap.Level(logLevels[o.LogLevel]), encoder)
 }
 
+// Client rates: kube-controller-manager's defaults. One activation writes
+// some 40 objects, and reads none (the caches hold them): the burst lets them
+// all go at once, and the rate bounds what a loop of failing reconciles, which
+// back off anyway, could ask of the API server. client-go's own 5/10 made an
+// activation take seconds.
+const (
+	clientQPS   = 50
+	clientBurst = 100
+)
+
 // loadConfig reads the kubeconfig named by the flag, else $KUBECONFIG, else the
 // in-cluster service account.
 func loadConfig(path string) (*rest.Config, error) {
@@ -115,20 +133,34 @@ func loadConfig(path string) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot load a kubeconfig (--kubeconfig %q): %v", path, err)
 	}
+	cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	return cfg, nil
 }
 
-// checkAPIServer fails fast, with one line, when the API server is unreachable or
-// the Lease's namespace is missing, instead of retrying forever in the background.
-func checkAPIServer(ctx context.Context, cfg *rest.Config, o Options) error {
+// apiServerRetry is how often an unreachable API server is tried again, and
+// its wait logged.
+const apiServerRetry = 5 * time.Second
+
+// waitForAPIServer waits until the API server answers, logging every try
+// that fails: an operator started during an outage (an upgrade of the
+// control plane) goes on when it ends instead of crash-looping. It then fails
+// fast, with one line, when the Lease's namespace is missing.
+func waitForAPIServer(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) error {
 	probe := rest.CopyConfig(cfg)
-	probe.Timeout = 10 * time.Second
+	probe.Timeout = apiServerRetry
 	client, err := kubernetes.NewForConfig(probe)
 	if err != nil {
 		return fmt.Errorf("cannot build a client for %s: %v", cfg.Host, err)
 	}
-	if _, err := client.Discovery().ServerVersion(); err != nil {
-		return fmt.Errorf("cannot reach the Kubernetes API server at %s: %v", cfg.Host, err)
+	err = wait.PollUntilContextCancel(ctx, apiServerRetry, true, func(context.Context) (bool, error) {
+		_, err := client.Discovery().ServerVersion()
+		if err != nil {
+			log.Info("waiting for the Kubernetes API server", "host", cfg.Host, "error", err.Error())
+		}
+		return err == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("stopped while waiting for the Kubernetes API server at %s", cfg.Host)
 	}
 	if !o.LeaderElect {
 		return nil
@@ -145,25 +177,23 @@ func checkAPIServer(ctx context.Context, cfg *rest.Config, o Options) error {
 	return nil
 }
 
-// installAPI installs the operator's own CRDs before anything watches them.
-func installAPI(ctx context.Context, cfg *rest.Config) error {
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+// leaseTimingsFor returns the Lease timings for the cluster's control plane.
+func leaseTimingsFor(ctx context.Context, c client.Client, o Options) (LeaseTimings, error) {
+	if !o.LeaderElect {
+		return LeaseTimings{}, nil
+	}
+	single, err := singleControlPlane(ctx, c)
 	if err != nil {
-		return err
+		return LeaseTimings{}, err
 	}
-	if err := metallb.InstallAPI(ctx, c); err != nil {
-		return fmt.Errorf("cannot install the MetalLB CRD: %v", err)
-	}
-	return nil
+	return leaseTimings(o, single)
 }
 
-func newManager(cfg *rest.Config, o Options, module metallb.Options) (manager.Manager, error) {
+func newManager(cfg *rest.Config, o Options, module metallb.Options, t LeaseTimings) (manager.Manager, error) {
 	shutdown := 30 * time.Second
-	renew := o.LeaseDuration * 2 / 3
-	retry := o.LeaseDuration * 2 / 15
 	mo := manager.Options{
 		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddress},
+		Metrics:                 metricsOptions(o),
 		HealthProbeBindAddress:  o.HealthAddress,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        LeaseName,
@@ -171,9 +201,9 @@ func newManager(cfg *rest.Config, o Options, module metallb.Options) (manager.Ma
 		// A replica that stops on SIGTERM hands the Lease over at once rather than
 		// making its successor wait out the lease duration.
 		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 &o.LeaseDuration,
-		RenewDeadline:                 &renew,
-		RetryPeriod:                   &retry,
+		LeaseDuration:                 &t.LeaseDuration,
+		RenewDeadline:                 &t.RenewDeadline,
+		RetryPeriod:                   &t.RetryPeriod,
 		GracefulShutdownTimeout:       &shutdown,
 	}
 	if err := metallb.ConfigureManager(&mo, module.Environment); err != nil {

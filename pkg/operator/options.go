@@ -19,9 +19,11 @@ type Options struct {
 	MetricsAddress    string
 	HealthAddress     string
 	LeaderElect       bool
-	LeaseDuration     time.Duration
-	LogLevel          string
-	LogFormat         string
+	// LeaseDuration, RenewDeadline and RetryPeriod override the leader Lease's
+	// timings (see leaseTimings) where not zero.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	LogLevel                                  string
+	LogFormat                                 string
 	// Platform overrides the detected platform; AllowedPlatforms are those
 	// MetalLB is deployed on.
 	Platform         string
@@ -40,10 +42,9 @@ func DefaultOptions() Options {
 	return Options{
 		Namespace:         metallb.DefaultNamespace,
 		OperatorNamespace: "cluster-network-operator",
-		MetricsAddress:    ":8080",
+		MetricsAddress:    ":8443",
 		HealthAddress:     ":8081",
 		LeaderElect:       true,
-		LeaseDuration:     15 * time.Second,
 		LogLevel:          "info",
 		LogFormat:         "json",
 		AllowedPlatforms:  metallb.DefaultAllowedPlatforms,
@@ -58,10 +59,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means $KUBECONFIG, then the in-cluster service account")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "namespace MetalLB runs in")
 	fs.StringVar(&o.OperatorNamespace, "operator-namespace", o.OperatorNamespace, "namespace the operator runs in; it holds the leader Lease")
-	fs.StringVar(&o.MetricsAddress, "metrics-bind-address", o.MetricsAddress, `address of the Prometheus metrics endpoint ("0" disables it)`)
+	fs.StringVar(&o.MetricsAddress, "metrics-bind-address", o.MetricsAddress, `address of the Prometheus metrics endpoint, served over HTTPS to a bearer token allowed get on the non-resource URL /metrics ("0" disables it)`)
 	fs.StringVar(&o.HealthAddress, "health-probe-bind-address", o.HealthAddress, `address of the /healthz and /readyz endpoints ("0" disables them)`)
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "run only while holding the leader Lease, so that one replica acts at a time")
-	fs.DurationVar(&o.LeaseDuration, "leader-election-lease-duration", o.LeaseDuration, "how long a standby waits before taking over the Lease of a leader that stopped renewing it")
+	fs.DurationVar(&o.LeaseDuration, "leader-election-lease-duration", o.LeaseDuration, "how long a standby waits before taking over the Lease of a leader that stopped renewing it; 0 means OpenShift's 137s, or 270s with one control-plane node")
+	fs.DurationVar(&o.RenewDeadline, "leader-election-renew-deadline", o.RenewDeadline, "how long the leader keeps trying to renew its Lease (through an API server outage) before it stops; 0 means 107s, or 240s with one control-plane node")
+	fs.DurationVar(&o.RetryPeriod, "leader-election-retry-period", o.RetryPeriod, "how often the leader renews the Lease, and a standby tries to take it; 0 means 26s, or 60s with one control-plane node")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "debug, info, warn or error")
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "json or console")
 	fs.StringVar(&o.Platform, "platform", o.Platform, `the platform, such as "BareMetal", instead of detecting it (from the Infrastructure object on OpenShift, else from the Nodes' provider IDs)`)
@@ -86,8 +89,11 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("%s %q is not host:port or \"0\": %v", flag, addr, err)
 		}
 	}
-	if o.LeaseDuration < 2*time.Second {
-		return fmt.Errorf("--leader-election-lease-duration %s is too short: use 2s or more", o.LeaseDuration)
+	for flag, d := range map[string]time.Duration{"--leader-election-lease-duration": o.LeaseDuration,
+		"--leader-election-renew-deadline": o.RenewDeadline, "--leader-election-retry-period": o.RetryPeriod} {
+		if d < 0 {
+			return fmt.Errorf("%s %s is negative: use 0 for the default", flag, d)
+		}
 	}
 	if _, ok := logLevels[o.LogLevel]; !ok {
 		return fmt.Errorf("--log-level %q is not one of debug, info, warn, error", o.LogLevel)

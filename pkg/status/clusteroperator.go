@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -39,20 +38,14 @@ func (w *ClusterOperator) Get(ctx context.Context) (*configv1.ClusterOperator, e
 	return co, err
 }
 
-// Write records the report on co, the ClusterOperator as Get returned it,
-// creating it when it is nil. It writes only what changed, and nothing when
-// the ClusterOperator API does not exist (a cluster that is not OpenShift):
-// then it returns false.
+// Write records the report on co, the ClusterOperator as Get returned it. It
+// writes only what changed, and nothing when co is nil: the cluster-version
+// operator creates the ClusterOperator from the release's manifests, and
+// again if it is deleted, and the operator holds no permission to create
+// one. Then, and where the API does not exist, it returns false.
 func (w *ClusterOperator) Write(ctx context.Context, co *configv1.ClusterOperator, r Report) (bool, error) {
 	if co == nil {
-		co = &configv1.ClusterOperator{ObjectMeta: metav1.ObjectMeta{Name: w.Name}}
-		err := w.Client.Create(ctx, co)
-		if meta.IsNoMatchError(err) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
+		return false, nil
 	}
 	status := co.Status.DeepCopy()
 	for _, c := range r.Conditions {

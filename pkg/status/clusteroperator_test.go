@@ -6,6 +6,7 @@ import (
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,15 +33,8 @@ func TestClusterOperatorWrites(t *testing.T) {
 	w := &ClusterOperator{Client: c, Name: "metallb", Clock: clock}
 	report := Report{Conditions: NewConditions(), Versions: []configv1.OperandVersion{{Name: "operator", Version: "A"}}}
 
-	// Without the API, nothing is read or written and nothing fails.
-	if co, err := w.Get(ctx); co != nil || err != nil {
-		t.Fatalf("without the ClusterOperator API: read %v, error %v", co, err)
-	}
-	if ok, err := w.Write(ctx, nil, report); ok || err != nil {
-		t.Fatalf("without the ClusterOperator API: wrote %v, error %v", ok, err)
-	}
-
-	installCRD(t, c, "testdata/clusteroperators-crd.yaml")
+	assertNothingWritten(t, w, c, report)
+	createClusterOperator(t, c)
 	write(t, w, report)
 	first := get(t, c)
 	if first.Status.Versions[0].Version != "A" || len(first.Status.Conditions) != 4 {
@@ -67,13 +61,45 @@ func TestClusterOperatorWrites(t *testing.T) {
 		}
 	}
 
-	// Deleted, it is created again.
+	// Deleted, and created again by the cluster-version operator, it is written.
 	if err := c.Delete(ctx, changed); err != nil {
 		t.Fatal(err)
 	}
+	createClusterOperator(t, c)
 	write(t, w, report)
-	if recreated := get(t, c); recreated.UID == changed.UID {
-		t.Error("the ClusterOperator was not created again")
+	if recreated := get(t, c); recreated.UID == changed.UID || len(recreated.Status.Conditions) != 4 {
+		t.Errorf("the ClusterOperator created again has status %+v", recreated.Status)
+	}
+}
+
+// createClusterOperator creates the ClusterOperator, status empty, as the
+// cluster-version operator does.
+func createClusterOperator(t *testing.T, c client.Client) {
+	t.Helper()
+	if err := c.Create(t.Context(), &configv1.ClusterOperator{ObjectMeta: metav1.ObjectMeta{Name: "metallb"}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// assertNothingWritten checks that, without the ClusterOperator API, nothing
+// is read or written and nothing fails, and with it, that a ClusterOperator
+// that does not exist is not created: the cluster-version operator does that.
+// It leaves the API installed.
+func assertNothingWritten(t *testing.T, w *ClusterOperator, c client.Client, report Report) {
+	t.Helper()
+	ctx := t.Context()
+	if co, err := w.Get(ctx); co != nil || err != nil {
+		t.Fatalf("without the ClusterOperator API: read %v, error %v", co, err)
+	}
+	if ok, err := w.Write(ctx, nil, report); ok || err != nil {
+		t.Fatalf("without the ClusterOperator API: wrote %v, error %v", ok, err)
+	}
+	installCRD(t, c, "testdata/clusteroperators-crd.yaml")
+	if ok, err := w.Write(ctx, nil, report); ok || err != nil {
+		t.Fatalf("without a ClusterOperator: wrote %v, error %v", ok, err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: "metallb"}, &configv1.ClusterOperator{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("a ClusterOperator was created: %v", err)
 	}
 }
 

@@ -40,7 +40,7 @@ func startProcess(dir, name, binary string, args ...string) (*process, error) {
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := spawn(cmd); err != nil {
+	if err := Spawn(cmd); err != nil {
 		return nil, fmt.Errorf("starting %s: %v", name, err)
 	}
 	p := &process{name: name, cmd: cmd, logFile: logFile, started: time.Now(), done: make(chan struct{})}
@@ -51,10 +51,11 @@ func startProcess(dir, name, binary string, args ...string) (*process, error) {
 	return p, nil
 }
 
-// spawn starts commands from one OS thread that never exits: the parent-death
-// signal fires when the thread that forked a child exits, not the process, and
-// Go may end threads under goroutines it runs.
-var spawn = func() func(*exec.Cmd) error {
+// Spawn starts a command from one OS thread that never exits, as every
+// component is started: the parent-death signal (SysProcAttr.Pdeathsig)
+// fires when the thread that forked a child exits, not the process, and Go
+// may end threads under goroutines it runs.
+var Spawn = func() func(*exec.Cmd) error {
 	type request struct {
 		cmd   *exec.Cmd
 		reply chan error
@@ -108,8 +109,11 @@ func (p *process) failure(what error) error {
 	return fmt.Errorf("%s: %w\n--- last lines of %s ---\n%s", p.name, what, p.logFile, p.tail(30))
 }
 
-func (p *process) tail(lines int) string {
-	data, err := os.ReadFile(p.logFile)
+func (p *process) tail(lines int) string { return TailFile(p.logFile, lines) }
+
+// TailFile returns the last lines of a log file, for error messages.
+func TailFile(file string, lines int) string {
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return err.Error()
 	}

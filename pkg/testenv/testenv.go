@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/discovery"
@@ -132,6 +133,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 // more than once and from several goroutines.
 func (e *Env) Stop() {
 	e.stopOnce.Do(func() {
+		_ = e.ResumeAPIServer() // a stopped process does not see SIGTERM
 		for i := len(e.procs) - 1; i >= 0; i-- {
 			e.procs[i].stop(stopGrace)
 		}
@@ -441,4 +443,25 @@ func getOK(client *http.Client, url string) error {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return nil
+}
+
+// PauseAPIServer stops kube-apiserver with SIGSTOP: it keeps its connections
+// and its port, and answers nothing, as an API server that hangs or a control
+// plane cut off by the network does. ResumeAPIServer continues it. A paused
+// API server is resumed before Stop stops it.
+func (e *Env) PauseAPIServer() error { return e.signal("kube-apiserver", syscall.SIGSTOP) }
+
+// ResumeAPIServer continues a paused kube-apiserver.
+func (e *Env) ResumeAPIServer() error { return e.signal("kube-apiserver", syscall.SIGCONT) }
+
+func (e *Env) signal(name string, sig syscall.Signal) error {
+	for _, p := range e.procs {
+		if p.name == name {
+			if p.exited() {
+				return p.failure(fmt.Errorf("cannot send %s", sig))
+			}
+			return syscall.Kill(-p.cmd.Process.Pid, sig)
+		}
+	}
+	return fmt.Errorf("no %s in this environment", name)
 }

@@ -22,10 +22,11 @@ const (
 
 // Installed from manifests/ as a user does (kubectl apply -k, and the
 // ClusterOperator as on OpenShift), the operator runs with its service
-// account's identity alone through activation, tuning, an upgrade and
-// deactivation, with the real MetalLB and its webhooks. Every request it makes
-// is in the API server's audit log: each must be granted by the manifests'
-// RBAC, and each permission granted must have been used.
+// account's identity alone through activation, a scrape of its metrics,
+// tuning, an upgrade and deactivation, with the real MetalLB and its webhooks.
+// Every request it makes is in the API server's audit log: each must be
+// granted by the manifests' RBAC, and each permission granted must have been
+// used.
 func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	c := newMetallbCluster(t, func(o *testenv.Options) { o.Audit = true })
 	// OpenShift's APIs that the operator reads and writes where they exist.
@@ -37,6 +38,9 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	t.Logf("kubectl apply -k manifests/:\n%s", kubectl(t, c.env, "apply", "-k", manifestsDir))
 	kubectl(t, c.env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
 	kubeconfig := c.serviceAccountKubeconfig(t)
+	// The memberlist key a hand install left, handed over as the user guide says.
+	kubectl(t, c.env, "create", "secret", "generic", "memberlist", "-n", "metallb-system", "--from-literal=secretkey="+strings.Repeat("k", 128))
+	kubectl(t, c.env, "annotate", "namespace", "metallb-system", "networkoperator.openshift.io/adopt-metallb=true")
 
 	// A rollout waits for MetalLB's readiness probes (10 s): with a short hung
 	// timeout it is reported hung on the way, as a stuck one would be.
@@ -47,6 +51,13 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	activate, tune := guideExample(t, "activate"), guideExample(t, "tune")
 	c.applyOnceServed(t, activate)
 	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
+	if got := kubectl(t, c.env, "get", "secret", "memberlist", "-n", "metallb-system", "-o", "jsonpath={.metadata.labels.app\\.kubernetes\\.io/managed-by}"); got != "cluster-network-operator" {
+		t.Errorf("the memberlist Secret left by a hand install was not adopted: managed-by %q", got)
+	}
+	// Scraped as Prometheus would be: the operator asks the API server who the
+	// token is and whether it may get /metrics.
+	assertMetricsGuarded(t, c.env, op)
+	assertMetrics(t, c.env, op, []string{`cluster_network_operator_operand_active{operand="metallb"} 1`})
 
 	kubectl(t, c.env, "apply", "-f", tune)
 	c.waitPods(t, "MetalLB with --log-level=debug", 3*time.Minute, func(p *corev1.Pod) bool {
@@ -73,8 +84,13 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 // service account, and nothing else.
 func (c *metallbCluster) serviceAccountKubeconfig(t *testing.T) string {
 	t.Helper()
-	token := strings.TrimSpace(kubectl(t, c.env, "create", "token", "cluster-network-operator", "-n", operatorNamespace, "--duration=2h"))
-	admin, err := clientcmd.LoadFromFile(c.env.Kubeconfig)
+	return serviceAccountKubeconfig(t, c.env)
+}
+
+func serviceAccountKubeconfig(t *testing.T, env *testenv.Env) string {
+	t.Helper()
+	token := strings.TrimSpace(kubectl(t, env, "create", "token", "cluster-network-operator", "-n", operatorNamespace, "--duration=2h"))
+	admin, err := clientcmd.LoadFromFile(env.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -142,10 +142,15 @@ metadata:
 // installed MetalLB's CRDs.
 func (c *metallbCluster) applyOnceServed(t *testing.T, file string) {
 	t.Helper()
+	applyOnceServed(t, c.env, file)
+}
+
+func applyOnceServed(t *testing.T, env *testenv.Env, file string) {
+	t.Helper()
 	var out string
 	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
 		var err error
-		out, err = kubectlErr(c.env, "apply", "-f", file)
+		out, err = kubectlErr(env, "apply", "-f", file)
 		return err == nil, nil
 	})
 	if err != nil {

@@ -3,9 +3,11 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -51,7 +53,8 @@ func TestBadInvocationsFailWithOneLine(t *testing.T) {
 		{"bad namespace", []string{"start", "--namespace=Metal_LB"}, 2, `--namespace "Metal_LB" is not a valid namespace name`},
 		{"unknown command", []string{"stat"}, 2, `unknown command "stat"`},
 		{"missing kubeconfig", []string{"start", "--kubeconfig=/nonexistent/kubeconfig"}, 1, `cannot load a kubeconfig (--kubeconfig "/nonexistent/kubeconfig")`},
-		{"unreachable API server", []string{"start", "--kubeconfig=" + closed}, 1, "cannot reach the Kubernetes API server at https://127.0.0.1:"},
+		{"negative Lease timing", []string{"start", "--kubeconfig=" + closed, "--leader-elect=false", "--leader-election-lease-duration=-1s"}, 2,
+			"--leader-election-lease-duration -1s is negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stderr := runToExit(t, tc.args...)
@@ -79,13 +82,15 @@ func TestLeaderElectionHandsOverOnSIGTERM(t *testing.T) {
 	client := kubernetes.NewForConfigOrDie(env.Config)
 	createNamespaces(t, env, operatorNamespace)
 
-	first := startOperator(t, env, nil)
+	// Short timings, by the flags: a standby retries every 2 s.
+	timings := []string{"--leader-election-lease-duration=15s", "--leader-election-renew-deadline=10s", "--leader-election-retry-period=2s"}
+	first := startOperator(t, env, nil, timings...)
 	first.waitReady(t)
 	leader := waitLeaseHolder(t, client, func(string) bool { return true })
 	first.waitLog(t, "Successfully acquired lease")
 	assertJSONLogs(t, first)
 
-	second := startOperator(t, env, nil)
+	second := startOperator(t, env, nil, timings...)
 	second.waitReady(t)
 	// Longer than a retry period: the standby has tried and failed to take the Lease.
 	time.Sleep(4 * time.Second)
@@ -172,6 +177,40 @@ func (o *runningOperator) waitReady(t *testing.T) {
 	if err != nil {
 		t.Fatalf("operator not ready: %v\nlog:\n%s", err, o.log())
 	}
+}
+
+// scrape GETs the operator's /metrics over HTTPS with a bearer token ("" for
+// none) and returns the status code and the body, once the endpoint listens.
+// The operator's certificate is self-signed, made at its start: there is
+// nothing to verify it against.
+func (o *runningOperator) scrape(t *testing.T, token string) (int, string) {
+	t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // see above
+	}}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://"+o.metrics+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	var code int
+	var body []byte
+	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		resp, err := c.Do(req)
+		if err != nil {
+			return false, nil // not listening yet
+		}
+		defer resp.Body.Close()
+		code = resp.StatusCode
+		body, err = io.ReadAll(resp.Body)
+		return true, err
+	})
+	if err != nil {
+		t.Fatalf("scraping https://%s/metrics: %v", o.metrics, err)
+	}
+	return code, string(body)
 }
 
 func (o *runningOperator) waitLog(t *testing.T, s string) {

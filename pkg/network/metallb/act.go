@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,22 +17,30 @@ import (
 
 // act carries out the plan: it applies, prunes, writes the status and gives
 // the Events, in that order. An error stops the writes that follow it, and
-// the status written reports it; an error writing the status stops the
-// Events, which the next reconcile then gives.
+// the status written reports it. The transition Events are given once the
+// status they compare with (the tuning object's, or else the
+// ClusterOperator's) is written: a later write that fails does not lose them,
+// and one that failed does not repeat them on the next reconcile.
 func (r *Reconciler) act(ctx context.Context, s *Snapshot, p *Plan) error {
 	changes, err := r.write(ctx, s, p)
 	report := p.Report(err)
 	status.Record("metallb", report.Deployed, report.Rollouts, report.Conditions)
-	if serr := r.writeStatus(ctx, s, p, report); serr != nil {
-		return errors.Join(p.failed(err), serr)
+	recorded, serr := r.writeStatus(ctx, s, p, report)
+	if !recorded {
+		report.Transitions = nil // the reconcile that records them gives them
 	}
 	r.tell(p, report.Transitions, changes)
-	return p.failed(err)
+	return errors.Join(p.failed(err), serr)
 }
 
 // write applies and prunes what the plan says, and starts the watches it asks
 // for once their CRDs are applied.
 func (r *Reconciler) write(ctx context.Context, s *Snapshot, p *Plan) ([]apply.Change, error) {
+	for _, f := range p.Adopt {
+		if err := r.adopt(ctx, f); err != nil {
+			return nil, err
+		}
+	}
 	applier := &apply.Applier{Client: r.client, FieldOwner: FieldOwner}
 	changes, err := applier.Write(ctx, p.Apply, func(o *unstructured.Unstructured) bool { return s.Owned[apply.KeyOf(o)] != nil })
 	if err != nil {
@@ -45,12 +54,34 @@ func (r *Reconciler) write(ctx context.Context, s *Snapshot, p *Plan) ([]apply.C
 	return changes, applier.Delete(ctx, p.Prune)
 }
 
+// adopt labels another installation's object as the module's and removes
+// its owner references, so that the garbage collector does not delete it with
+// the installation it came from: the memberlist key, create-only, would
+// otherwise go with the other installation's controller Deployment. The UID
+// in the patch makes it fail on an object replaced since it was read.
+func (r *Reconciler) adopt(ctx context.Context, f apply.Foreign) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"uid": f.Live.UID, "labels": ownership, "ownerReferences": nil,
+	}})
+	if err != nil {
+		return err
+	}
+	obj := emptyObject(f.Object.GroupVersionKind())
+	obj.SetNamespace(f.Object.GetNamespace())
+	obj.SetName(f.Object.GetName())
+	if err := r.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(FieldOwner)); err != nil {
+		return fmt.Errorf("adopting %s: %w", apply.Describe(f.Object), err)
+	}
+	return nil
+}
+
 // writeStatus writes what changed of the status: the tracking, the MetalLB
-// objects' status, the ClusterOperator.
-func (r *Reconciler) writeStatus(ctx context.Context, s *Snapshot, p *Plan, report Report) error {
+// objects' status, the ClusterOperator. It tells whether the status the
+// transitions compare with is recorded.
+func (r *Reconciler) writeStatus(ctx context.Context, s *Snapshot, p *Plan, report Report) (bool, error) {
 	if p.Tracking != nil {
 		if err := r.saveTracking(ctx, *p.Tracking); err != nil {
-			return err
+			return false, err
 		}
 	}
 	writes := p.Statuses
@@ -59,14 +90,15 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *Snapshot, p *Plan, repo
 	}
 	for _, w := range writes {
 		if err := r.patchStatus(ctx, w.Object, w.Status); err != nil {
-			return err
+			return false, err
 		}
 	}
+	tuningRecorded := report.TransitionsOnTuning
 	if r.clusterOperator == nil {
-		return nil
+		return tuningRecorded, nil
 	}
 	_, err := r.clusterOperator.Write(ctx, s.ClusterOperator, report.ClusterOperator)
-	return err
+	return tuningRecorded || err == nil, err
 }
 
 // saveTracking writes the tracking to MetalLB's namespace.

@@ -23,6 +23,11 @@ func ConfigureManager(opts *manager.Options, env Environment) error {
 		opts.Cache.ByObject = map[client.Object]cache.ByObject{}
 	}
 	maps.Copy(opts.Cache.ByObject, byObject)
+	if opts.Cache.DefaultTransform == nil {
+		// Nothing the module decides reads managedFields, which for a CRD
+		// are as large as its schema.
+		opts.Cache.DefaultTransform = cache.TransformStripManagedFields()
+	}
 	if opts.Client.Cache == nil {
 		opts.Client.Cache = &client.CacheOptions{}
 	}
@@ -39,7 +44,7 @@ func cacheByObject(env Environment) (map[client.Object]cache.ByObject, error) {
 	byObject := map[client.Object]cache.ByObject{
 		&corev1.Node{}: {Transform: nodePlatformOnly},
 		// MetalLB's pods, to name the nodes of a hung rollout.
-		&corev1.Pod{}: {Label: metallbPods.AsSelector(), Namespaces: map[string]cache.Config{env.Namespace: {}}, UnsafeDisableDeepCopy: new(true)},
+		&corev1.Pod{}: {Label: metallbPods.AsSelector(), Namespaces: map[string]cache.Config{env.Namespace: {}}, Transform: podReadinessOnly},
 	}
 	for _, gvk := range inv.kinds {
 		// Every reconcile reads them all, the CRDs (hundreds of kilobytes) among
@@ -67,4 +72,25 @@ func nodePlatformOnly(obj any) (any, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion},
 		Spec:       corev1.NodeSpec{ProviderID: n.Spec.ProviderID},
 	}, nil
+}
+
+// podReadinessOnly keeps of a MetalLB pod what names a hung rollout's nodes:
+// its node and whether it is ready. A speaker runs on every node: whole pods
+// would cost memory in step with the cluster's size.
+func podReadinessOnly(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	kept := &corev1.Pod{
+		TypeMeta:   p.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion, Labels: p.Labels},
+		Spec:       corev1.PodSpec{NodeName: p.Spec.NodeName},
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			kept.Status.Conditions = []corev1.PodCondition{{Type: c.Type, Status: c.Status}}
+		}
+	}
+	return kept, nil
 }

@@ -35,7 +35,9 @@ type findings struct {
 	tuning          *v1beta1.MetalLB
 	specValid       bool  // the tuning object's spec was checked and is valid
 	invalid         error // why it is not
+	lastValid       bool  // status.appliedSpec holds a valid spec, which runs instead
 	foreign         []apply.Foreign
+	managedBy       string                          // who manages MetalLB instead, when another operator does
 	elsewhere       []*metav1.PartialObjectMetadata // configuration objects MetalLB ignores
 	rollouts        []status.Rollout
 	tracking        status.Tracking
@@ -45,6 +47,10 @@ type findings struct {
 	maxUnavailable  intstr.IntOrString
 	clusterOperator *configv1.ClusterOperator
 }
+
+// statusOnTuning tells whether the tuning object carries the status: there is
+// one, and it is not another MetalLB operator's.
+func (f *findings) statusOnTuning() bool { return f.tuning != nil && f.managedBy == "" }
 
 // deployed tells whether MetalLB's workloads are meant to run.
 func (f *findings) deployed() bool { return f.allowed && len(f.foreign) == 0 && f.active }
@@ -71,8 +77,14 @@ func (f *findings) degraded(opts Options, actErr error) (metav1.ConditionStatus,
 	switch {
 	case !f.allowed && f.active:
 		return metav1.ConditionTrue, ReasonPlatformNotSupported, platformMessage(f.platform, opts.AllowedPlatforms)
+	case f.managedBy != "":
+		// Nobody asked this operator for anything.
+		return metav1.ConditionFalse, ReasonManagedElsewhere, managedElsewhereMessage(*metallbCRD(f.foreign), f.managedBy, opts.Namespace)
 	case len(f.foreign) > 0:
 		return metav1.ConditionTrue, ReasonForeignObjects, foreignMessage(f.foreign, opts.Namespace)
+	case f.invalid != nil && !f.lastValid:
+		return metav1.ConditionTrue, ReasonInvalidConfiguration,
+			fmt.Sprintf("%v. Fix the spec: no valid spec was applied before (status.appliedSpec is empty), so nothing running is changed until then.", f.invalid)
 	case f.invalid != nil:
 		return metav1.ConditionTrue, ReasonInvalidConfiguration,
 			fmt.Sprintf("%v. Fix the spec: until then MetalLB keeps running as the last valid spec asked (status.appliedSpec).", f.invalid)
@@ -98,6 +110,8 @@ func (f *findings) available(opts Options) (metav1.ConditionStatus, string, stri
 	switch {
 	case !f.allowed:
 		return metav1.ConditionTrue, ReasonPlatformNotSupported, "MetalLB is not deployed on this platform. " + platformMessage(f.platform, opts.AllowedPlatforms)
+	case f.managedBy != "":
+		return metav1.ConditionTrue, ReasonManagedElsewhere, managedElsewhereMessage(*metallbCRD(f.foreign), f.managedBy, opts.Namespace)
 	case len(f.foreign) > 0:
 		return metav1.ConditionTrue, ReasonForeignObjects, "Another installation runs MetalLB; this operator changes nothing."
 	case !f.active:
@@ -158,7 +172,8 @@ func foreignMessage(foreign []apply.Foreign, namespace string) string {
 		names[i] = f.String()
 	}
 	return fmt.Sprintf("Another installation of MetalLB owns objects this operator would write: %s. Nothing was changed. "+
-		"Remove that installation, or let this operator take its objects over: kubectl annotate namespace %s %s=true",
+		"Remove that installation, or hand MetalLB over to this operator, which then takes those objects over in place "+
+		"(what runs keeps running, the memberlist key is kept): kubectl annotate namespace %s %s=true",
 		strings.Join(names, "; "), namespace, AdoptAnnotation)
 }
 

@@ -92,7 +92,7 @@ func transitionEvents(f *findings, cs status.Conditions, clusterOperator string)
 	var regarding client.Object
 	recorded := map[string]status.Condition{}
 	switch {
-	case f.tuning != nil:
+	case f.statusOnTuning():
 		regarding = f.tuning
 		for _, c := range f.tuning.Status.Conditions {
 			recorded[c.Type] = status.Condition{Type: c.Type, Status: c.Status, Reason: c.Reason}

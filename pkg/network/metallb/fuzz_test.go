@@ -1,6 +1,7 @@
 package metallb
 
 import (
+	"cmp"
 	"errors"
 	"os"
 	"path/filepath"
@@ -74,8 +75,9 @@ func assertRenderedAsAsked(t *testing.T, s Settings, objs []*unstructured.Unstru
 			continue
 		}
 		pod := o.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
-		if got, _ := pod["priorityClassName"].(string); got != s.Speaker.PriorityClassName {
-			t.Fatalf("priorityClassName rendered as %#v, want %q", pod["priorityClassName"], s.Speaker.PriorityClassName)
+		want := cmp.Or(s.Speaker.PriorityClassName, speakerDefaults.priorityClassName)
+		if got, _ := pod["priorityClassName"].(string); got != want {
+			t.Fatalf("priorityClassName rendered as %#v, want %q", pod["priorityClassName"], want)
 		}
 		selector, _ := pod["nodeSelector"].(map[string]any)
 		for k, v := range s.Speaker.NodeSelector {

@@ -41,6 +41,9 @@ type Snapshot struct {
 	Kinds []schema.GroupVersionKind
 	// Foreign are objects the module renders that exist without them.
 	Foreign []apply.Foreign
+	// AdoptionAllowed tells whether MetalLB's namespace carries
+	// AdoptAnnotation: the module may take foreign objects over.
+	AdoptionAllowed bool
 	// Tracking is the rollout tracking kept on the namespace.
 	Tracking status.Tracking
 	// SpeakerPods are the speakers' pods, read only while a rollout is in
@@ -144,22 +147,6 @@ func (r *Reconciler) readOwned(ctx context.Context, s *Snapshot) error {
 		}
 	}
 	return nil
-}
-
-// readForeign looks up, with the API server, the objects the module renders
-// that the owned ones lack: those that exist were created by someone else.
-// The namespace is shared, and never foreign.
-func (r *Reconciler) readForeign(ctx context.Context, s *Snapshot) error {
-	var missing []*unstructured.Unstructured
-	for _, o := range r.inventory.objects {
-		if o.GetKind() != namespaceKind.Kind && s.Owned[apply.KeyOf(o)] == nil {
-			missing = append(missing, o)
-		}
-	}
-	applier := &apply.Applier{Client: r.client, APIReader: r.apiReader}
-	var err error
-	s.Foreign, err = applier.Foreign(ctx, missing, ownership)
-	return err
 }
 
 // readConfigs lists the configuration objects of every kind, in every

@@ -19,6 +19,9 @@ type Plan struct {
 	// Apply are the objects to write, in order: those that differ from the
 	// cluster.
 	Apply []*unstructured.Unstructured
+	// Adopt are another installation's objects the user lets the module take
+	// over: labelled as its own, and rid of owner references, before Apply.
+	Adopt []apply.Foreign
 	// Held are rendered objects left as they are in the cluster for now.
 	Held []Held
 	// Withheld are rendered objects kept out of the cluster for now: removed
@@ -81,15 +84,24 @@ func plan(s *Snapshot, opts Options, now time.Time) *Plan {
 		p.failure = fmt.Errorf("rendering: %w", err)
 		return p
 	}
-	if !adoptionAllowed(s, opts.Namespace) {
+	if !s.AdoptionAllowed {
 		f.foreign = s.Foreign
 	}
 	if len(f.foreign) > 0 {
-		// Another installation's objects are never overwritten. The namespace is
-		// shared: owning its labels lets the module hear of the adoption annotation.
-		p.Apply = changed(s, onlyKinds(desired, namespaceKind.Kind))
+		// Another installation's objects are never overwritten, and nothing is
+		// written beside them.
 		p.Notices = foreignNotices(f.foreign, opts.Namespace)
+		if crd := metallbCRD(f.foreign); crd != nil {
+			// Another operator manages MetalLB: not even a status is written.
+			f.managedBy = managerOf(*crd)
+			p.Statuses = nil
+			p.Notices = []Event{managedElsewhereNotice(*crd, f.managedBy, opts.Namespace)}
+		}
 		return p
+	}
+	if s.AdoptionAllowed {
+		p.Adopt = s.Foreign
+		p.Notices = adoptionNotices(s.Foreign)
 	}
 	p.deploy(s, settings, desired)
 	return p
@@ -103,11 +115,20 @@ func (p *Plan) deploy(s *Snapshot, settings Settings, desired []*unstructured.Un
 	if p.found.active {
 		want = p.gateWebhooks(s, settings, desired)
 	}
-	p.Apply = changed(s, p.holdSpeakers(s, settings, want))
-	// What is held back is still wanted: pruning goes by want.
-	p.Prune = prunable(s, want)
+	if p.found.invalid != nil && !p.found.lastValid {
+		// No spec tells what MetalLB should look like: what runs is the best
+		// guess, and stays as it is.
+		p.Apply = changed(s, onlyKinds(want, namespaceKind.Kind, crdKind.Kind))
+		for _, o := range withoutKinds(want, namespaceKind.Kind, crdKind.Kind) {
+			p.Held = append(p.Held, Held{o, "the spec is invalid and no valid spec was applied before"})
+		}
+	} else {
+		p.Apply = changed(s, p.holdSpeakers(s, settings, want))
+		// What is held back is still wanted: pruning goes by want.
+		p.Prune = prunable(s, want)
+	}
 	p.WatchConfigs = true
-	p.Notices = ignoredNotices(s.Configs.elsewhere, p.opts.Namespace)
+	p.Notices = append(p.Notices, ignoredNotices(s.Configs.elsewhere, p.opts.Namespace)...)
 	p.OnCreate = memberlistEvents(s, p.Apply, p.opts.Namespace)
 	p.track(s, settings, want)
 }
@@ -123,44 +144,51 @@ func (p *Plan) settings(s *Snapshot, env Environment) Settings {
 	}
 	f.invalid, f.specValid = err, err == nil && s.Tuning != nil
 	if err != nil {
-		settings = lastValidSettings(env, s.Tuning)
+		settings, f.lastValid = lastValidSettings(env, s.Tuning)
 	}
 	f.maxUnavailable = settings.MaxUnavailable
 	return settings
 }
 
-func lastValidSettings(env Environment, obj *v1beta1.MetalLB) Settings {
-	var last *v1beta1.MetalLB
+// lastValidSettings returns the settings of the object's status.appliedSpec,
+// and whether it holds a valid spec; if not, the defaults.
+func lastValidSettings(env Environment, obj *v1beta1.MetalLB) (Settings, bool) {
 	if obj != nil && obj.Status.AppliedSpec != nil {
-		l := &v1beta1.MetalLB{}
-		if json.Unmarshal(obj.Status.AppliedSpec.Raw, &l.Spec) == nil {
-			last = l
+		last := &v1beta1.MetalLB{}
+		if json.Unmarshal(obj.Status.AppliedSpec.Raw, &last.Spec) == nil {
+			if s, err := SettingsFor(env, last); err == nil {
+				return s, true
+			}
 		}
 	}
-	s, err := SettingsFor(env, last)
-	if err != nil {
-		s, _ = SettingsFor(env, nil) // the defaults are valid
-	}
-	return s
-}
-
-// adoptionAllowed tells whether MetalLB's namespace carries AdoptAnnotation.
-func adoptionAllowed(s *Snapshot, namespace string) bool {
-	ns := s.owned(namespaceKind, "", namespace)
-	return ns != nil && ns.GetAnnotations()[AdoptAnnotation] == "true"
+	s, _ := SettingsFor(env, nil) // the defaults are valid
+	return s, false
 }
 
 // gateWebhooks withholds the webhook configuration until the controller, which
-// serves the webhooks, is available: with failure policy Fail, the
-// configuration would otherwise refuse every MetalLB object.
+// serves the webhooks, is first available: with failure policy Fail, the
+// configuration would otherwise refuse every MetalLB object. Once applied it
+// stays while the controller is briefly unavailable (a drain, a rollout):
+// removing it would drop validation, and the CA bundle the controller wrote.
 func (p *Plan) gateWebhooks(s *Snapshot, settings Settings, desired []*unstructured.Unstructured) []*unstructured.Unstructured {
-	if !settings.Webhooks || controllerAvailable(s, settings.Namespace) {
+	webhooks := onlyKinds(desired, webhookKind.Kind)
+	if !settings.Webhooks || controllerAvailable(s, settings.Namespace) || allOwned(s, webhooks) {
 		return desired
 	}
-	for _, o := range onlyKinds(desired, webhookKind.Kind) {
+	for _, o := range webhooks {
 		p.Withheld = append(p.Withheld, Held{o, "MetalLB's controller, which serves the webhooks, is not available yet"})
 	}
-	return withoutKind(desired, webhookKind.Kind)
+	return withoutKinds(desired, webhookKind.Kind)
+}
+
+// allOwned tells whether every one of objs exists, owned.
+func allOwned(s *Snapshot, objs []*unstructured.Unstructured) bool {
+	for _, o := range objs {
+		if s.Owned[apply.KeyOf(o)] == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // changed returns those of objs that differ from what the cluster holds.
@@ -221,10 +249,10 @@ func onlyKinds(objs []*unstructured.Unstructured, kinds ...string) []*unstructur
 	return out
 }
 
-func withoutKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
+func withoutKinds(objs []*unstructured.Unstructured, kinds ...string) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
 	for _, o := range objs {
-		if o.GetKind() != kind {
+		if !slices.Contains(kinds, o.GetKind()) {
 			out = append(out, o)
 		}
 	}

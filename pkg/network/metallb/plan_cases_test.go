@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/apply"
@@ -37,6 +38,18 @@ var (
 		"RoleBinding/pod-lister", "ClusterRole/metallb-system:controller", "ClusterRole/metallb-system:speaker", "Role/controller",
 		"Role/pod-lister", "ServiceAccount/controller", "ServiceAccount/speaker"}
 )
+
+// heldInvalid is what an invalid spec with no valid one before holds.
+var heldInvalid = func() []string {
+	var out []string
+	for _, o := range append(workloadParts, webhooks) {
+		out = append(out, o+": the spec is invalid and no valid spec was applied before")
+	}
+	return out
+}()
+
+// speakersOnInfra is a spec that differs from the defaults.
+var speakersOnInfra = v1beta1.MetalLBSpec{NodeSelector: v1beta1.NodeSelector{"node-role.kubernetes.io/infra": ""}}
 
 const notConfigured = "Available True NotConfigured: MetalLB is not configured: create an IPAddressPool in metallb-system to deploy it."
 
@@ -69,31 +82,53 @@ var planCases = []planCase{
 	}), want: planned{apply: foundation, version: "A",
 		events:     []string{"Warning Ignored IPAddressPool/elsewhere: IPAddressPool default/elsewhere is outside metallb-system and is ignored: MetalLB reads its configuration only from metallb-system"},
 		conditions: []string{notConfigured, "Degraded False AsExpected: MetalLB runs as configured. IPAddressPool default/elsewhere is outside metallb-system and is ignored."}}},
-	{name: "another installation's speaker: only the namespace written, the speaker told", cluster: with(empty, pool, helmSpeaker),
-		want: planned{apply: []string{"Namespace/metallb-system"},
+	{name: "another installation's speaker: nothing written, the speaker told", cluster: with(empty, pool, helmSpeaker),
+		want: planned{
 			events: []string{"Warning ForeignObjects DaemonSet/speaker: DaemonSet metallb-system/speaker (written by helm)"},
-			conditions: []string{"Degraded True ForeignObjects: Nothing was changed. Remove that installation, or let this operator take its objects over: kubectl annotate namespace metallb-system networkoperator.openshift.io/adopt-metallb=true",
+			conditions: []string{"Degraded True ForeignObjects: Nothing was changed. Remove that installation, or hand MetalLB over to this operator, which then takes those objects over in place (what runs keeps running, the memberlist key is kept): kubectl annotate namespace metallb-system networkoperator.openshift.io/adopt-metallb=true",
 				"Available True ForeignObjects: Another installation runs MetalLB"}}},
 	{name: "adoption: with the annotation, the foreign speaker is taken over", cluster: with(empty, pool, helmSpeaker, adoptAnnotated),
+		want: planned{apply: cat(foundation[1:], workloadParts), withheld: []string{webhooks + ": not available yet"}, adopt: []string{"DaemonSet/speaker"},
+			events: []string{"Normal Adopted DaemonSet/speaker: Taken over from another installation (written by helm)",
+				"Normal MemberlistKeyGenerated Secret/memberlist: Generated"},
+			conditions: []string{"Degraded False AsExpected", "Available False Deploying"}, requeue: 10 * time.Minute}},
+	{name: "another operator's MetalLB CRD: it manages MetalLB, this one stands down and writes no status",
+		cluster: with(empty, pool, tuned(v1beta1.MetalLBSpec{}), upstreamOperatorCRD, func(s *Snapshot) {
+			s.Ignored = append(s.Ignored, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "metallb"}})
+		}),
+		want: planned{events: []string{"Normal ManagedElsewhere CustomResourceDefinition/metallbs.metallb.io: Another operator manages MetalLB: " +
+			"CustomResourceDefinition metallbs.metallb.io is not this operator's (OLM's metallb-operator.metallb-system, written by olm). " +
+			"This operator deploys nothing and writes no MetalLB object. To hand MetalLB over to this operator, uninstall the other one, keeping its CRDs, then: " +
+			"kubectl annotate namespace metallb-system networkoperator.openshift.io/adopt-metallb=true"},
+			conditions: []string{"Degraded False ManagedElsewhere: Another operator manages MetalLB", "Available True ManagedElsewhere: This operator deploys nothing"}}},
+	{name: "handed over: the other operator's CRD and memberlist key taken over, their owner references dropped",
+		cluster: with(empty, pool, upstreamOperatorCRD, upstreamMemberlist, adoptAnnotated),
 		want: planned{apply: cat(foundation[1:], workloadParts), withheld: []string{webhooks + ": not available yet"},
-			events:     []string{"Normal MemberlistKeyGenerated Secret/memberlist: Generated"},
+			adopt: []string{"CustomResourceDefinition/metallbs.metallb.io", "Secret/memberlist"},
+			events: []string{"Normal Adopted CustomResourceDefinition/metallbs.metallb.io: Taken over from another installation (OLM's metallb-operator.metallb-system, written by olm)",
+				"Normal Adopted Secret/memberlist: (Deployment controller, written by controller)", "Normal MemberlistKeyGenerated Secret/memberlist"},
 			conditions: []string{"Degraded False AsExpected", "Available False Deploying"}, requeue: 10 * time.Minute}},
 	{name: "the webhooks once the controller is available", cluster: with(running("A"), without(webhookKind, webhookConfiguration)),
 		want: planned{apply: []string{webhooks}, version: "A", conditions: []string{"Available True AsExpected"}}},
-	{name: "the webhooks taken away while the controller is unavailable", cluster: with(running("A"), controllerAt(3, 1, 0)),
-		want: planned{prune: []string{webhooks}, withheld: []string{webhooks + ": not available yet"}, version: "A", requeue: 10 * time.Minute,
+	{name: "the webhooks kept while the controller is briefly unavailable (a drain)", cluster: with(running("A"), controllerAt(3, 1, 0)),
+		want: planned{version: "A", requeue: 10 * time.Minute,
 			conditions: []string{"Available False ControllerUnavailable: no address is handed out. controller: 1 of 1 replicas updated, 1 unavailable",
 				"Progressing True RollingOut: Rolling out A"}}},
 	{name: "webhooks off: none rendered, none withheld", opts: func(o *Options) { o.Webhooks = false }, cluster: running("A"),
 		want: planned{version: "A", conditions: []string{"Available True AsExpected"}}},
-	{name: "invalid spec, no valid one applied before: the defaults keep running", cluster: with(running("A"), tuned(v1beta1.MetalLBSpec{LogLevel: "loud"})),
-		want: planned{version: "A", statuses: []string{"metallb-system/metallb"},
-			conditions: []string{`Degraded True InvalidConfiguration: spec.logLevel: Unsupported value: "loud"`, "Degraded True InvalidConfiguration: until then MetalLB keeps running as the last valid spec asked (status.appliedSpec)"}}},
+	{name: "invalid spec, no valid one applied before: nothing running changes", cluster: with(runningWith("A", speakersOnInfra), tuned(v1beta1.MetalLBSpec{LogLevel: "loud"})),
+		want: planned{version: "A", statuses: []string{"metallb-system/metallb"}, held: heldInvalid,
+			conditions: []string{`Degraded True InvalidConfiguration: spec.logLevel: Unsupported value: "loud"`,
+				"Degraded True InvalidConfiguration: no valid spec was applied before (status.appliedSpec is empty), so nothing running is changed"}}},
+	{name: "invalid first spec: nothing deployed", cluster: with(empty, tuned(v1beta1.MetalLBSpec{LogLevel: "loud"})),
+		want: planned{apply: foundation, statuses: []string{"metallb-system/metallb"}, held: heldInvalid[:len(heldInvalid)-1], requeue: 10 * time.Minute,
+			withheld:   []string{webhooks + ": not available yet"},
+			conditions: []string{"Degraded True InvalidConfiguration: nothing running is changed", "Available False Deploying"}}},
 	{name: "invalid spec after a valid one: the last valid spec keeps running", cluster: with(runningWith("A", v1beta1.MetalLBSpec{LogLevel: v1beta1.LogLevelDebug}),
 		tuned(v1beta1.MetalLBSpec{LogLevel: "loud"}), applied(`{"logLevel":"debug"}`)),
 		want: planned{version: "A", statuses: []string{"metallb-system/metallb"}, conditions: []string{`Degraded True InvalidConfiguration: spec.logLevel: Unsupported value: "loud"`}}},
 	{name: "a priority class that does not exist", cluster: with(running("A"), tuned(urgentSpeakers)),
-		want: planned{version: "A", statuses: []string{"metallb-system/metallb"},
+		want: planned{version: "A", statuses: []string{"metallb-system/metallb"}, held: heldInvalid,
 			conditions: []string{`Degraded True InvalidConfiguration: spec.speakerConfig.priorityClassName: Not found: "urgent"`}}},
 	{name: "the priority class exists: the speakers get it", cluster: with(running("A"), tuned(urgentSpeakers), func(s *Snapshot) { s.PriorityClasses.Insert("urgent") }),
 		want: planned{apply: []string{"DaemonSet/speaker"}, version: "A", statuses: []string{"metallb-system/metallb"}, conditions: []string{"Degraded False AsExpected"}}},
@@ -170,7 +205,37 @@ func helmSpeaker(s *Snapshot) {
 	ds.SetGroupVersionKind(daemonSetKind)
 	ds.SetNamespace(DefaultNamespace)
 	ds.SetName(speakerName)
-	s.Foreign = append(s.Foreign, apply.Foreign{Object: ds, Managers: []string{"helm"}})
+	live := metadataObject(daemonSetKind)
+	live.Namespace, live.Name, live.UID = DefaultNamespace, speakerName, "uid-helm-speaker"
+	live.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "helm", Operation: metav1.ManagedFieldsOperationUpdate}}
+	s.Foreign = append(s.Foreign, apply.Foreign{Object: ds, Live: live})
+}
+
+// upstreamOperatorCRD is the MetalLB CRD as OLM installs upstream's operator.
+func upstreamOperatorCRD(s *Snapshot) {
+	s.Foreign = append(s.Foreign, foreignObject(crdKind, "", "metallbs.metallb.io", "olm", func(m *metav1.PartialObjectMetadata) {
+		m.Labels = map[string]string{olmLabelPrefix + "metallb-operator.metallb-system": ""}
+	}))
+}
+
+// upstreamMemberlist is the memberlist Secret upstream's controller creates,
+// owned by its Deployment.
+func upstreamMemberlist(s *Snapshot) {
+	s.Foreign = append(s.Foreign, foreignObject(secretKind, DefaultNamespace, memberlistSecret, "controller", func(m *metav1.PartialObjectMetadata) {
+		m.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: controllerName, UID: "uid-upstream-controller"}}
+	}))
+}
+
+// foreignObject is a rendered object that another manager wrote.
+func foreignObject(gvk schema.GroupVersionKind, namespace, name, manager string, edit func(*metav1.PartialObjectMetadata)) apply.Foreign {
+	o := emptyObject(gvk)
+	o.SetNamespace(namespace)
+	o.SetName(name)
+	live := metadataObject(gvk)
+	live.Namespace, live.Name, live.UID = namespace, name, types.UID("uid-"+name)
+	live.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate}}
+	edit(live)
+	return apply.Foreign{Object: o, Live: live}
 }
 
 // adoptAnnotated has the namespace, owned, carry the adoption annotation.
@@ -182,6 +247,7 @@ func adoptAnnotated(s *Snapshot) {
 	ns := apply.Applied(objs[0]).DeepCopy()
 	ns.SetAnnotations(map[string]string{AdoptAnnotation: "true", apply.AppliedHashAnnotation: ns.GetAnnotations()[apply.AppliedHashAnnotation]})
 	s.Owned[apply.KeyOf(ns)] = ns
+	s.AdoptionAllowed = true
 }
 
 func controllerAt(desired, updated, available int64) func(*Snapshot) {

@@ -39,6 +39,7 @@ type planCase struct {
 // part of the note", all of them.
 type planned struct {
 	apply, held, withheld, prune []string
+	adopt                        []string
 	conditions                   []string
 	events                       []string
 	version                      string
@@ -77,6 +78,7 @@ func checkPlan(t *testing.T, p *Plan, r Report, want planned) {
 	t.Helper()
 	checkList(t, "applied", names(p.Apply), want.apply)
 	checkList(t, "pruned", names(p.Prune), want.prune)
+	checkList(t, "adopted", foreignNames(p.Adopt), want.adopt)
 	checkList(t, "held", heldOf(p.Held), want.held)
 	checkList(t, "withheld", heldOf(p.Withheld), want.withheld)
 	checkList(t, "Events", eventsOf(p, r), want.events)
@@ -121,6 +123,14 @@ func names(objs []*unstructured.Unstructured) []string {
 	var out []string
 	for _, o := range objs {
 		out = append(out, o.GetKind()+"/"+o.GetName())
+	}
+	return out
+}
+
+func foreignNames(foreign []apply.Foreign) []string {
+	var out []string
+	for _, f := range foreign {
+		out = append(out, f.Object.GetKind()+"/"+f.Object.GetName())
 	}
 	return out
 }
@@ -252,7 +262,7 @@ func tuning(spec v1beta1.MetalLBSpec, conditions ...metav1.Condition) *v1beta1.M
 }
 
 func recorded(typ string, s metav1.ConditionStatus, reason string) metav1.Condition {
-	return metav1.Condition{Type: typ, Status: s, Reason: reason, ObservedGeneration: 1}
+	return metav1.Condition{Type: typ, Status: s, Reason: reason, ObservedGeneration: 1, LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}
 }
 
 func awsNodes(s *Snapshot) {

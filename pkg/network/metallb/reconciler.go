@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -53,7 +54,7 @@ type Options struct {
 // the whole desired state from what it reads.
 type Reconciler struct {
 	client    client.Client // reads owned objects from a label-filtered cache
-	apiReader client.Reader // reads what that cache does not hold
+	lookup    lookupCache   // the metadata of every object of the rendered kinds
 	cache     cache.Cache
 	events    recorder.EventRecorder
 	opts      Options
@@ -93,7 +94,6 @@ func add(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 	_, err = mapper.RESTMapping(configv1.GroupVersion.WithKind("Infrastructure").GroupKind())
 	r := &Reconciler{
 		client:    mgr.GetClient(),
-		apiReader: mgr.GetAPIReader(),
 		cache:     mgr.GetCache(),
 		events:    mgr.GetEventRecorder(FieldOwner),
 		opts:      opts,
@@ -102,6 +102,9 @@ func add(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 		inventory: inv,
 		watching:  map[schema.GroupVersionKind]bool{},
 		told:      map[string]bool{},
+	}
+	if r.lookup, err = newLookupCache(mgr, inv, opts.Namespace); err != nil {
+		return nil, err
 	}
 	if _, err := mapper.RESTMapping(configv1.GroupVersion.WithKind("ClusterOperator").GroupKind()); err == nil && opts.ClusterOperator != "" {
 		r.clusterOperator = &status.ClusterOperator{Client: mgr.GetClient(), Name: opts.ClusterOperator, Clock: opts.Clock}
@@ -124,7 +127,7 @@ func (r *Reconciler) watches(b *builder.Builder) *builder.Builder {
 			b = b.Watches(&configv1.Infrastructure{}, all)
 		}
 	}
-	if r.clusterOperator != nil { // recreated if deleted
+	if r.clusterOperator != nil { // written again once the CVO recreates it
 		b = b.Watches(&configv1.ClusterOperator{}, all, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetName() == r.opts.ClusterOperator
 		})))
@@ -133,7 +136,7 @@ func (r *Reconciler) watches(b *builder.Builder) *builder.Builder {
 	for _, gvk := range r.inventory.kinds {
 		b = b.Watches(emptyObject(gvk), all)
 	}
-	return b
+	return watchLookups(b, r.lookup, r.inventory)
 }
 
 // providerIDChanged passes Node events that can change the platform, and not
@@ -209,18 +212,27 @@ func emptyObject(gvk schema.GroupVersionKind) *unstructured.Unstructured {
 	return o
 }
 
-// InstallAPI applies the MetalLB tuning object's CRD, so that the module can
-// watch MetalLB objects from its start, wherever the operator was installed from.
+// InstallAPI creates the MetalLB tuning object's CRD if it does not exist, so
+// that the module can watch MetalLB objects from its start, wherever the
+// operator was installed from. One that exists is left to the reconcile: it
+// may be another MetalLB operator's, whose own fields applying this one's
+// schema would prune from the user's object.
 func InstallAPI(ctx context.Context, c client.Client) error {
 	objs, err := Render(Settings{}, "") // the CRD depends on no setting
 	if err != nil {
 		return err
 	}
-	for _, o := range objs {
-		if o.GetKind() == crdKind.Kind && o.GetName() == "metallbs."+v1beta1.GroupVersion.Group {
-			_, err := (&apply.Applier{Client: c, FieldOwner: FieldOwner}).Apply(ctx, []*unstructured.Unstructured{o})
-			return err
-		}
+	i := slices.IndexFunc(objs, func(o *unstructured.Unstructured) bool {
+		return o.GetKind() == crdKind.Kind && o.GetName() == "metallbs."+v1beta1.GroupVersion.Group
+	})
+	if i < 0 {
+		return fmt.Errorf("bindata/metallb holds no CRD for %s", v1beta1.GroupVersion.WithKind("MetalLB"))
 	}
-	return fmt.Errorf("bindata/metallb holds no CRD for %s", v1beta1.GroupVersion.WithKind("MetalLB"))
+	live := metadataObject(crdKind)
+	err = c.Get(ctx, client.ObjectKeyFromObject(objs[i]), live)
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	_, err = (&apply.Applier{Client: c, FieldOwner: FieldOwner}).Apply(ctx, objs[i:i+1])
+	return err
 }

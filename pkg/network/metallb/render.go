@@ -1,6 +1,7 @@
 package metallb
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/base64"
 	"maps"
@@ -8,6 +9,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -54,6 +56,28 @@ var (
 	scrapeAnnotations = map[string]string{"prometheus.io/port": strconv.Itoa(metricsPort), "prometheus.io/scrape": "true"}
 )
 
+// podDefaults are what the operator gives MetalLB's pods, as the CNO gives
+// its operands, unless the MetalLB object sets them: a priority class that
+// keeps them from being preempted by workloads, and requests (no limits) that
+// reserve what they use at rest, so that a busy node does not starve them.
+type podDefaults struct {
+	tolerations       []corev1.Toleration
+	priorityClassName string
+	requests          corev1.ResourceList
+}
+
+var (
+	controllerDefaults = podDefaults{
+		priorityClassName: "system-cluster-critical",
+		requests:          corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("50Mi")},
+	}
+	speakerDefaults = podDefaults{
+		tolerations:       controlPlaneTolerations,
+		priorityClassName: "system-node-critical",
+		requests:          corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("50Mi")},
+	}
+)
+
 func newData(s Settings, memberlistKey string) data {
 	return data{
 		Namespace:         s.Namespace,
@@ -64,26 +88,30 @@ func newData(s Settings, memberlistKey string) data {
 		MaxUnavailable:    s.MaxUnavailable,
 		Webhooks:          s.Webhooks,
 		MemberlistKey:     memberlistKey,
-		Controller:        newPodData(s.Images.Controller, s.Controller, nil),
-		Speaker:           newPodData(s.Images.Speaker, s.Speaker, controlPlaneTolerations),
+		Controller:        newPodData(s.Images.Controller, s.Controller, controllerDefaults),
+		Speaker:           newPodData(s.Images.Speaker, s.Speaker, speakerDefaults),
 	}
 }
 
-func newPodData(image string, c Component, tolerations []corev1.Toleration) podData {
+func newPodData(image string, c Component, d podDefaults) podData {
 	selector := maps.Clone(linuxNodes)
 	maps.Copy(selector, c.NodeSelector)
 	annotations := maps.Clone(scrapeAnnotations)
 	maps.Copy(annotations, c.Annotations)
-	return podData{
+	pod := podData{
 		Image:             image,
 		NodeSelector:      selector,
-		Tolerations:       append(append([]corev1.Toleration{}, tolerations...), c.Tolerations...),
+		Tolerations:       append(append([]corev1.Toleration{}, d.tolerations...), c.Tolerations...),
 		Annotations:       annotations,
-		PriorityClassName: c.PriorityClassName,
+		PriorityClassName: cmp.Or(c.PriorityClassName, d.priorityClassName),
 		RuntimeClassName:  c.RuntimeClassName,
 		Affinity:          c.Affinity,
 		Resources:         c.Resources,
 	}
+	if pod.Resources == nil {
+		pod.Resources = &corev1.ResourceRequirements{Requests: d.requests}
+	}
+	return pod
 }
 
 var templates = sync.OnceValues(func() (*render.Templates, error) {

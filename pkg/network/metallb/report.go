@@ -27,6 +27,9 @@ type Report struct {
 	Deployed        bool
 	Rollouts        []status.Rollout
 	Transitions     []Event
+	// TransitionsOnTuning tells whether the transitions compare with the
+	// tuning object's status, rather than the ClusterOperator's.
+	TransitionsOnTuning bool
 }
 
 // Report is the status for what the plan found and act's error, if any.
@@ -34,12 +37,13 @@ func (p *Plan) Report(actErr error) Report {
 	f := &p.found
 	cs := f.conditions(p.opts, p.failed(actErr))
 	return Report{
-		Conditions:      cs,
-		Tuning:          tuningStatus(f, cs),
-		ClusterOperator: clusterOperatorReport(f, cs, p.opts.Namespace),
-		Deployed:        f.deployed(),
-		Rollouts:        f.rollouts,
-		Transitions:     transitionEvents(f, cs, p.opts.ClusterOperator),
+		Conditions:          cs,
+		Tuning:              tuningStatus(f, cs),
+		ClusterOperator:     clusterOperatorReport(f, cs, p.opts.Namespace),
+		Deployed:            f.deployed(),
+		Rollouts:            f.rollouts,
+		Transitions:         transitionEvents(f, cs, p.opts.ClusterOperator),
+		TransitionsOnTuning: f.statusOnTuning(),
 	}
 }
 
@@ -47,7 +51,7 @@ func (p *Plan) Report(actErr error) Report {
 // when it already is, so that an idle cluster sees no writes.
 func tuningStatus(f *findings, cs status.Conditions) *v1beta1.MetalLBStatus {
 	obj := f.tuning
-	if obj == nil {
+	if !f.statusOnTuning() {
 		return nil
 	}
 	s := obj.Status.DeepCopy()

@@ -37,7 +37,7 @@ func (p *Plan) holdSpeakers(s *Snapshot, settings Settings, want []*unstructured
 	for _, o := range onlyKinds(want, daemonSetKind.Kind) {
 		p.Held = append(p.Held, Held{o, fmt.Sprintf("the controller has not finished rolling out %s: the speakers follow it", target)})
 	}
-	return withoutKind(want, daemonSetKind.Kind)
+	return withoutKinds(want, daemonSetKind.Kind)
 }
 
 // controllerAvailable tells whether MetalLB's controller serves.

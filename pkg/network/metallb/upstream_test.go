@@ -57,6 +57,27 @@ var additions = map[string]bool{
 	"Service/speaker-monitor-service":              true,
 }
 
+// withoutPodDefaults checks that a workload's pods have the operator's
+// priority class and requests, and removes them, which upstream leaves unset.
+func withoutPodDefaults(t *testing.T, our *unstructured.Unstructured, d podDefaults) {
+	t.Helper()
+	pod := []string{"spec", "template", "spec"}
+	if class, _, _ := unstructured.NestedString(our.Object, append(pod, "priorityClassName")...); class != d.priorityClassName {
+		t.Errorf("%s priorityClassName is %q, want %q", our.GetName(), class, d.priorityClassName)
+	}
+	unstructured.RemoveNestedField(our.Object, append(pod, "priorityClassName")...)
+	containers, _, _ := unstructured.NestedSlice(our.Object, append(pod, "containers")...)
+	c := containers[0].(map[string]any)
+	requests, _, _ := unstructured.NestedStringMap(c, "resources", "requests")
+	for name, q := range d.requests {
+		if requests[string(name)] != q.String() {
+			t.Errorf("%s requests %s %q, want %q", our.GetName(), name, requests[string(name)], q.String())
+		}
+	}
+	delete(c, "resources")
+	_ = unstructured.SetNestedSlice(our.Object, containers, append(pod, "containers")...)
+}
+
 // deliberate compares the objects that differ on purpose: each function checks
 // the difference, removes it from both sides, and then wants them equal.
 var deliberate = map[string]func(t *testing.T, upstream, ours *unstructured.Unstructured){
@@ -75,6 +96,7 @@ var deliberate = map[string]func(t *testing.T, upstream, ours *unstructured.Unst
 		}
 		unstructured.RemoveNestedField(up.Object, grace...)
 		unstructured.RemoveNestedField(our.Object, grace...)
+		withoutPodDefaults(t, our, speakerDefaults)
 		wantEqual(t, "DaemonSet/speaker", up, withoutReleaseVersion(t, our))
 	},
 	"Deployment/controller": func(t *testing.T, up, our *unstructured.Unstructured) {
@@ -93,6 +115,11 @@ var deliberate = map[string]func(t *testing.T, upstream, ours *unstructured.Unst
 		}
 		container["env"] = kept
 		_ = unstructured.SetNestedSlice(up.Object, containers, env...)
+		if replicas, _, _ := unstructured.NestedInt64(our.Object, "spec", "replicas"); replicas != 1 {
+			t.Errorf("controller replicas is %d, want 1 set explicitly", replicas)
+		}
+		unstructured.RemoveNestedField(our.Object, "spec", "replicas")
+		withoutPodDefaults(t, our, controllerDefaults)
 		wantEqual(t, "Deployment/controller", up, withoutReleaseVersion(t, our))
 	},
 	"ClusterRole/metallb-system:controller": withoutMetricsAuthRules,

@@ -1,0 +1,20 @@
+// Command memory-bench measures the memory of the built operator binary, with
+// its default flags, on a large cluster: a pkg/testenv control plane with
+// -nodes kwok nodes and -services Services of type LoadBalancer.
+//
+// Once the cluster is built it starts the operator, activates MetalLB (an
+// IPAddressPool), waits until the controller Deployment and the speaker
+// DaemonSet exist and the operator has settled (its
+// controller_runtime_reconcile_total unchanged for -settle), then reads the
+// operator's resident set (VmRSS, and VmHWM as the peak) from
+// /proc/<pid>/status and its Go heap in use (go_memstats_heap_inuse_bytes)
+// from its metrics endpoint.
+//
+// The metrics are read as Prometheus would, with the bearer token of a
+// ServiceAccount allowed to get /metrics; -metrics-url says where (https is
+// read without verifying the operator's self-signed certificate).
+//
+// It exits 1 when the RSS is over 50 MiB, 2 when it could not measure.
+//
+//	make build && go run ./hack/memory-bench -binary bin/cluster-network-operator
+package main

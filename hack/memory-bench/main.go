@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/bmlb/cluster-network-operator/hack/internal/binarybench"
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+)
+
+// rssGoal is issue 12's goal for the operator's resident set.
+const rssGoal = 50 << 20
+
+type config struct {
+	binary      string
+	keepLog     string
+	metricsURL  string
+	nodes       int
+	services    int
+	namespaces  int
+	concurrency int
+	settle      time.Duration
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.binary, "binary", "bin/cluster-network-operator", "the operator binary (`make build`)")
+	flag.StringVar(&c.keepLog, "keep-log", "", "write the operator's log to this file and keep it (default: a temporary file, removed)")
+	flag.StringVar(&c.metricsURL, "metrics-url", "https://127.0.0.1:8443/metrics", "where the default --metrics-bind-address serves the operator's metrics (http or https)")
+	flag.IntVar(&c.nodes, "nodes", 2000, "kwok nodes")
+	flag.IntVar(&c.services, "services", 10000, "Services of type LoadBalancer")
+	flag.IntVar(&c.namespaces, "namespaces", 10, "namespaces the Services are spread over")
+	flag.IntVar(&c.concurrency, "concurrency", 16, "creations in flight at once")
+	flag.DurationVar(&c.settle, "settle", 5*time.Second, "how long the operator's reconcile count must stay unchanged for it to count as settled")
+	flag.Parse()
+	if err := c.validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "memory-bench:", err)
+		os.Exit(2)
+	}
+	binarybench.Main("memory-bench", func(ctx context.Context) error { return run(ctx, c) })
+}
+
+func (c config) validate() error {
+	switch {
+	case flag.NArg() > 0:
+		return fmt.Errorf("no arguments expected, got %q", flag.Args())
+	case c.nodes < 0 || c.services < 0 || c.namespaces < 1 || c.concurrency < 1 || c.settle <= 0:
+		return fmt.Errorf("-nodes and -services must not be negative, -namespaces, -concurrency and -settle positive")
+	case c.nodes > maxNodes:
+		return fmt.Errorf("-nodes: at most %d (their addresses come from 198.18.0.0/15)", maxNodes)
+	}
+	u, err := url.Parse(c.metricsURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Port() == "" {
+		return fmt.Errorf("-metrics-url %q: want http(s)://host:port/path", c.metricsURL)
+	}
+	return nil
+}
+
+func run(ctx context.Context, c config) error {
+	u, _ := url.Parse(c.metricsURL) // validated
+	metricsAddr := net.JoinHostPort("", u.Port())
+	if err := binarybench.Preflight(c.binary, metricsAddr); err != nil {
+		return err
+	}
+	logFile, removeLog, err := binarybench.LogFile(c.keepLog)
+	if err != nil {
+		return err
+	}
+	defer removeLog() // deferred first, so it runs after the operator has stopped
+	b, err := binarybench.StartControlPlane(ctx, testenv.Options{Kwok: true})
+	defer b.Stop()
+	if err != nil {
+		return err
+	}
+	if err := addNodes(ctx, b, c.nodes, c.concurrency); err != nil {
+		return err
+	}
+	if err := addServices(ctx, b, c.services, c.namespaces, c.concurrency); err != nil {
+		return err
+	}
+	token, err := metricsToken(ctx, b)
+	if err != nil {
+		return err
+	}
+	if err := b.StartOperator(ctx, c.binary, logFile, metricsAddr); err != nil {
+		return err
+	}
+	m := &metricsReader{url: c.metricsURL, token: token, client: metricsClient()}
+	if err := activate(ctx, b, m, c.settle); err != nil {
+		return err
+	}
+	return measure(b.Operator, m, c)
+}
+
+// activate creates a pool and waits until MetalLB's workloads exist and the
+// operator has settled.
+func activate(ctx context.Context, b *binarybench.Bench, m *metricsReader, settle time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	w, err := b.WatchWorkloads(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	start := time.Now()
+	if err := b.CreatePool(ctx, binarybench.MetalLBNamespace, "bench"); err != nil {
+		return err
+	}
+	if err := w.Until(ctx, true); err != nil {
+		return err
+	}
+	// Not a figure of this benchmark: it includes the API server's set-up
+	// for its first IPAddressPool.
+	fmt.Printf("activated in %s\n", time.Since(start).Round(time.Millisecond))
+	return waitSettled(ctx, m, settle)
+}
+
+// measure reads the operator's memory and compares it with the goal.
+func measure(op *binarybench.Operator, m *metricsReader, c config) error {
+	mem, err := processMemory(op.PID())
+	if err != nil {
+		return err
+	}
+	metrics, err := m.read()
+	if err != nil {
+		return err
+	}
+	heap, ok := metrics["go_memstats_heap_inuse_bytes"]
+	if !ok {
+		return fmt.Errorf("%s has no go_memstats_heap_inuse_bytes", m.url)
+	}
+	fmt.Printf("nodes %d, services %d: RSS %s (anonymous %s, files %s), peak RSS %s, Go heap in use %s\n",
+		c.nodes, c.services, mib(mem.rss), mib(mem.anon), mib(mem.file), mib(mem.peak), mib(int64(heap)))
+	if mem.rss > rssGoal {
+		return binarybench.Miss(nil, "RSS %s is over the goal of %s", mib(mem.rss), mib(rssGoal))
+	}
+	return nil
+}
+
+func mib(bytes int64) string { return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20)) }

@@ -1,0 +1,81 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+)
+
+// Beside the upstream metallb-operator, installed by OLM with its own MetalLB
+// CRD and a MetalLB object using a field only that CRD has, the operator
+// stands down for a minute: the CRD and the object are as they were, it wrote
+// neither (by the API server's audit log), and the ClusterOperator says
+// ManagedElsewhere, which an Event tells once. Handed over as the message
+// says, it takes MetalLB over, without a restart.
+func TestStandsDownBesideAnotherMetalLBOperator(t *testing.T) {
+	env := testenv.New(t, testenv.Options{Audit: true})
+	kubectl(t, env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml")
+	kubectl(t, env, "create", "--field-manager=olm", "-f", "testdata/upstream-operator-crd.yaml")
+	kubectl(t, env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io", "crd/metallbs.metallb.io")
+	kubectl(t, env, "apply", "-k", manifestsDir)
+	kubectl(t, env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
+	applyOnceServed(t, env, writeTemp(t, "apiVersion: metallb.io/v1beta1\nkind: MetalLB\nmetadata:\n  name: metallb\n  namespace: metallb-system\nspec:\n  bgpType: frr\n"))
+	crdBefore := kubectl(t, env, "get", "crd", "metallbs.metallb.io", "-o", "jsonpath={.metadata.resourceVersion} {.metadata.managedFields}")
+	objBefore := kubectl(t, env, "get", "metallb", "metallb", "-n", "metallb-system", "-o", "jsonpath={.metadata.resourceVersion}")
+
+	op := startOperator(t, env, release("4.22.0", "v0.16.1"), "--kubeconfig="+serviceAccountKubeconfig(t, env), "--platform=BareMetal")
+	op.waitReady(t)
+	waitClusterOperatorCondition(t, env, "Available", "True ManagedElsewhere")
+	select {
+	case <-op.done:
+		t.Fatalf("the operator exited; log:\n%s", op.log())
+	case <-time.After(60 * time.Second): // the operator at work beside the other one
+	}
+	if got := kubectl(t, env, "get", "crd", "metallbs.metallb.io", "-o", "jsonpath={.metadata.resourceVersion} {.metadata.managedFields}"); got != crdBefore {
+		t.Errorf("the other operator's CRD changed:\n was %s\n now %s", crdBefore, got)
+	}
+	if got := kubectl(t, env, "get", "metallb", "metallb", "-n", "metallb-system", "-o", "jsonpath={.metadata.resourceVersion} {.spec.bgpType}"); got != objBefore+" frr" {
+		t.Errorf("the MetalLB object changed: %q, was %q with bgpType frr", got, objBefore)
+	}
+	for _, r := range readAudit(t, env.AuditLog, operatorAccount) {
+		if slices.Contains([]string{"create", "update", "patch", "delete"}, r.Verb) && (r.Resource == "customresourcedefinitions" || strings.HasPrefix(r.Resource, "metallbs")) {
+			t.Errorf("the operator wrote another operator's object: %s %s", r, r.Name)
+		}
+	}
+	events := kubectl(t, env, "get", "events", "-A", "--field-selector=reason=ManagedElsewhere", "--no-headers")
+	if n := len(strings.Split(strings.TrimSpace(events), "\n")); n != 1 || !strings.Contains(events, "kubectl annotate namespace metallb-system") {
+		t.Errorf("want one ManagedElsewhere Event saying how to hand MetalLB over, got:\n%s", events)
+	}
+
+	// Handed over: the other operator is gone, the namespace annotated. The
+	// MetalLB object it leaves is the tuning object now: MetalLB is deployed.
+	kubectl(t, env, "annotate", "namespace", "metallb-system", "networkoperator.openshift.io/adopt-metallb=true")
+	waitClusterOperatorCondition(t, env, "Degraded", "False AsExpected")
+	waitSpeaker(t, kubernetes.NewForConfigOrDie(env.Config), "")
+	if got := kubectl(t, env, "get", "crd", "metallbs.metallb.io", "-o", "jsonpath={.metadata.labels.app\\.kubernetes\\.io/managed-by}"); got == "" {
+		t.Error("the MetalLB CRD was not taken over")
+	}
+}
+
+// waitClusterOperatorCondition waits until the ClusterOperator's condition
+// of a type has the status and reason given ("True ManagedElsewhere").
+func waitClusterOperatorCondition(t *testing.T, env *testenv.Env, typ, want string) {
+	t.Helper()
+	var got string
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		got, _ = kubectlErr(env, "get", "clusteroperator", "metallb", "-o",
+			`jsonpath={.status.conditions[?(@.type=="`+typ+`")].status} {.status.conditions[?(@.type=="`+typ+`")].reason}`)
+		return got == want, nil
+	})
+	if err != nil {
+		t.Fatalf("the ClusterOperator's %s is %q, want %q", typ, got, want)
+	}
+}
