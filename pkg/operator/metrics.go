@@ -3,15 +3,13 @@ package operator
 import (
 	"crypto/tls"
 
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
 // metricsOptions serve the operator's metrics as MetalLB serves its own: over
 // HTTPS (with a self-signed certificate), and only to a bearer token whose user
-// may get the non-resource URL /metrics, which the API server decides: a
-// TokenReview, then a SubjectAccessReview (the operator caches a token's user
-// for a minute, an allowed decision for five, a denied one for 30 s).
+// may get the non-resource URL /metrics, which the API server decides (see
+// metricsAuth).
 // A request without a token is answered 401, one whose user may not read the
 // metrics 403. The manifests' ClusterRole cluster-network-operator-metrics-reader
 // is what to bind a scraper to.
@@ -19,7 +17,7 @@ func metricsOptions(o Options) metricsserver.Options {
 	return metricsserver.Options{
 		BindAddress:    o.MetricsAddress,
 		SecureServing:  true,
-		FilterProvider: filters.WithAuthenticationAndAuthorization,
+		FilterProvider: metricsAuth,
 		// HTTP/1.1 only, as kubebuilder's projects do: HTTP/2's rapid stream
 		// resets (CVE-2023-44487) would let anyone who reaches the port, token
 		// or not, keep the operator busy.

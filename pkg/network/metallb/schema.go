@@ -21,16 +21,21 @@ const tuningCRD = "metallb/011-crd-metallb.io_metallbs.yaml"
 // tuningSchema is the MetalLB CRD's validator: the one definition of every
 // rule a schema can say about the object.
 var tuningSchema = sync.OnceValues(func() (*crdvalidation.Validator, error) {
+	crd, err := readTuningCRD()
+	if err != nil {
+		return nil, err
+	}
+	return crdvalidation.New(crd, v1beta1.GroupVersion.Version)
+})
+
+func readTuningCRD() (*apiextensionsv1.CustomResourceDefinition, error) {
 	data, err := bindata.FS.ReadFile(tuningCRD)
 	if err != nil {
 		return nil, err
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(data, crd); err != nil {
-		return nil, err
-	}
-	return crdvalidation.New(context.Background(), crd, v1beta1.GroupVersion.Version)
-})
+	return crd, yaml.UnmarshalStrict(data, crd)
+}
 
 // checkSchema checks a MetalLB object, as JSON data, against the CRD's schema
 // and rules, as the API server does when it is written.
