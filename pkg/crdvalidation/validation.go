@@ -86,7 +86,6 @@ func (v *Validator) Validate(ctx context.Context, obj map[string]any) (unknown [
 	return unknown, append(errs, celErrs...)
 }
 
-
 func (v *Validator) validateTypeMeta(obj map[string]any) field.ErrorList {
 	var errs field.ErrorList
 	if kind, _ := obj["kind"].(string); kind != v.kind {
