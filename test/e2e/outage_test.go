@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -13,18 +14,21 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
-// The operator, with its default Lease timings, rides out a minute in which
-// kube-apiserver answers nothing (stopped with SIGSTOP: connections stay
-// open, requests hang): it never exits, and once the API server is back it
-// acts at once, restoring a deleted speaker DaemonSet within 5 s.
+// The operator, installed from the manifests with its default Lease timings,
+// rides out a minute in which kube-apiserver answers nothing (stopped with
+// SIGSTOP: connections stay open, requests hang): it never exits; once the
+// API server is back it writes nothing again (nothing changed: by the audit
+// log, only its Lease), and acts at once on what does change, restoring a
+// deleted speaker DaemonSet within 5 s.
 func TestOperatorRidesOutAnAPIServerOutage(t *testing.T) {
-	env := testenv.New(t, testenv.Options{})
+	env := testenv.New(t, testenv.Options{Audit: true})
 	client := kubernetes.NewForConfigOrDie(env.Config)
-	createNamespaces(t, env, operatorNamespace)
-	op := startOperator(t, env, release("4.22.0", "v0.16.1"), "--platform=BareMetal")
+	kubectl(t, env, "apply", "-k", manifestsDir)
+	op := startOperator(t, env, release("4.22.0", "v0.16.1"), "--kubeconfig="+serviceAccountKubeconfig(t, env), "--platform=BareMetal")
 	op.waitReady(t)
 	applyOnceServed(t, env, guideExample(t, "activate"))
 	waitSpeaker(t, client, "")
+	waitQuiet(t, env) // no write of the operator's held over the outage
 
 	if err := env.PauseAPIServer(); err != nil {
 		t.Fatal(err)
@@ -35,6 +39,7 @@ func TestOperatorRidesOutAnAPIServerOutage(t *testing.T) {
 		t.Fatalf("the operator exited during the outage; log:\n%s", op.log())
 	case <-time.After(60 * time.Second): // the outage
 	}
+	resumed := time.Now()
 	if err := env.ResumeAPIServer(); err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +47,8 @@ func TestOperatorRidesOutAnAPIServerOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitQuiet(t, env)
+	assertNoWritesSince(t, env, resumed)
 	if err := client.AppsV1().DaemonSets("metallb-system").Delete(t.Context(), "speaker", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +87,45 @@ func TestOperatorStartedDuringAnOutageWaits(t *testing.T) {
 	op.waitReady(t)
 	applyOnceServed(t, env, guideExample(t, "activate"))
 	waitSpeaker(t, client, "")
+}
+
+// quietFor is how long the operator must have written nothing to count as idle.
+const quietFor = 2 * time.Second
+
+// waitQuiet waits until the operator has written nothing for quietFor.
+func waitQuiet(t *testing.T, env *testenv.Env) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, time.Minute, false, func(context.Context) (bool, error) {
+		writes := operatorWrites(readAudit(t, env.AuditLog, operatorAccount))
+		return len(writes) == 0 || time.Since(writes[len(writes)-1].Received) > quietFor, nil
+	})
+	if err != nil {
+		t.Fatalf("the operator never stopped writing: %v", err)
+	}
+}
+
+// assertNoWritesSince fails on any write the operator made since a time.
+func assertNoWritesSince(t *testing.T, env *testenv.Env, since time.Time) {
+	t.Helper()
+	for _, r := range operatorWrites(readAudit(t, env.AuditLog, operatorAccount)) {
+		if !r.Received.Before(since) {
+			t.Errorf("the operator wrote again after the outage, with nothing changed: %s %s at %s", r, r.Name, r.Received.Format(time.StampMilli))
+		}
+	}
+}
+
+// operatorWrites are the writes among requests, but those to the Lease and
+// Events. A write refused for a conflict (one worked out from a cache behind
+// the last write) changed nothing, and is no write.
+func operatorWrites(requests []request) []request {
+	var writes []request
+	for _, r := range requests {
+		write := r.Verb == "create" || r.Verb == "update" || r.Verb == "patch" || r.Verb == "delete"
+		if write && r.Code != http.StatusConflict && r.Resource != "leases" && r.Resource != "events" {
+			writes = append(writes, r)
+		}
+	}
+	return writes
 }
 
 // waitSpeaker waits until the speaker DaemonSet exists, as another object

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
@@ -19,6 +20,7 @@ import (
 type request struct {
 	Verb, Group, Resource, Namespace, Name string
 	Code                                   int
+	Received                               time.Time
 }
 
 func (r request) String() string {
@@ -62,7 +64,8 @@ func readAudit(t *testing.T, file, user string) []request {
 			ResponseStatus struct {
 				Code int `json:"code"`
 			} `json:"responseStatus"`
-			RequestURI string `json:"requestURI"`
+			RequestURI string    `json:"requestURI"`
+			Received   time.Time `json:"requestReceivedTimestamp"`
 		}
 		if err := json.Unmarshal(scanner.Bytes(), &e); err != nil {
 			t.Fatal(err)
@@ -75,7 +78,7 @@ func readAudit(t *testing.T, file, user string) []request {
 			resource += "/" + e.ObjectRef.Subresource
 		}
 		r := request{Verb: e.Verb, Group: e.ObjectRef.APIGroup, Resource: resource,
-			Namespace: e.ObjectRef.Namespace, Name: e.ObjectRef.Name, Code: e.ResponseStatus.Code}
+			Namespace: e.ObjectRef.Namespace, Name: e.ObjectRef.Name, Code: e.ResponseStatus.Code, Received: e.Received}
 		out = append(out, r)
 		switch {
 		case r.Verb == "watch" && strings.Contains(e.RequestURI, "sendInitialEvents=true"):

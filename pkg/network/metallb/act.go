@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -80,7 +81,7 @@ func (r *Reconciler) adopt(ctx context.Context, f apply.Foreign) error {
 // transitions compare with is recorded.
 func (r *Reconciler) writeStatus(ctx context.Context, s *Snapshot, p *Plan, report Report) (bool, error) {
 	if p.Tracking != nil {
-		if err := r.saveTracking(ctx, *p.Tracking); err != nil {
+		if err := r.saveTracking(ctx, *p.Tracking, trackingRead(s, p)); err != nil {
 			return false, err
 		}
 	}
@@ -101,13 +102,32 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *Snapshot, p *Plan, repo
 	return tuningRecorded || err == nil, err
 }
 
-// saveTracking writes the tracking to MetalLB's namespace.
-func (r *Reconciler) saveTracking(ctx context.Context, t status.Tracking) error {
+// trackingRead returns the resourceVersion of the namespace the tracking was
+// read from, or "" when that read says nothing of the namespace as it is
+// now: it was not there, or this reconcile wrote it.
+func trackingRead(s *Snapshot, p *Plan) string {
+	ns := s.owned(namespaceKind, "", p.opts.Namespace)
+	if ns == nil || slices.ContainsFunc(p.Apply, func(o *unstructured.Unstructured) bool { return o.GetKind() == namespaceKind.Kind }) {
+		return ""
+	}
+	return ns.GetResourceVersion()
+}
+
+// saveTracking writes the tracking to MetalLB's namespace. Given the
+// resourceVersion it was read at, it writes only over that version: a cache
+// behind the last write (as after an API server outage) gives a conflict,
+// and a reconcile that reads the newer tracking, instead of a tracking worked
+// out from the older one (with its rollout's start time lost).
+func (r *Reconciler) saveTracking(ctx context.Context, t status.Tracking, readAt string) error {
 	data, err := json.Marshal(t)
 	if err != nil {
 		return err
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{TrackingAnnotation: string(data)}}})
+	metadata := map[string]any{"annotations": map[string]string{TrackingAnnotation: string(data)}}
+	if readAt != "" {
+		metadata["resourceVersion"] = readAt
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": metadata})
 	if err != nil {
 		return err
 	}
