@@ -94,7 +94,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *Snapshot, p *Plan, repo
 			return false, err
 		}
 	}
-	tuningRecorded := report.TransitionsOnTuning
+	tuningRecorded := p.found.statusOnTuning() // the transitions compare with it
 	if r.clusterOperator == nil {
 		return tuningRecorded, nil
 	}

@@ -233,6 +233,6 @@ func InstallAPI(ctx context.Context, c client.Client) error {
 	if !apierrors.IsNotFound(err) {
 		return err
 	}
-	_, err = (&apply.Applier{Client: c, FieldOwner: FieldOwner}).Apply(ctx, objs[i:i+1])
+	_, err = (&apply.Applier{Client: c, FieldOwner: FieldOwner}).Write(ctx, objs[i:i+1], func(*unstructured.Unstructured) bool { return false })
 	return err
 }

@@ -27,9 +27,6 @@ type Report struct {
 	Deployed        bool
 	Rollouts        []status.Rollout
 	Transitions     []Event
-	// TransitionsOnTuning tells whether the transitions compare with the
-	// tuning object's status, rather than the ClusterOperator's.
-	TransitionsOnTuning bool
 }
 
 // Report is the status for what the plan found and act's error, if any.
@@ -37,13 +34,12 @@ func (p *Plan) Report(actErr error) Report {
 	f := &p.found
 	cs := f.conditions(p.opts, p.failed(actErr))
 	return Report{
-		Conditions:          cs,
-		Tuning:              tuningStatus(f, cs),
-		ClusterOperator:     clusterOperatorReport(f, cs, p.opts.Namespace),
-		Deployed:            f.deployed(),
-		Rollouts:            f.rollouts,
-		Transitions:         transitionEvents(f, cs, p.opts.ClusterOperator),
-		TransitionsOnTuning: f.statusOnTuning(),
+		Conditions:      cs,
+		Tuning:          tuningStatus(f, cs),
+		ClusterOperator: clusterOperatorReport(f, cs, p.opts.Namespace),
+		Deployed:        f.deployed(),
+		Rollouts:        f.rollouts,
+		Transitions:     transitionEvents(f, cs, p.opts.ClusterOperator),
 	}
 }
 
