@@ -8,13 +8,17 @@
 // controller_runtime_reconcile_total unchanged for -settle), then reads the
 // operator's resident set (VmRSS, and VmHWM as the peak) from
 // /proc/<pid>/status and its Go heap in use (go_memstats_heap_inuse_bytes)
-// from its metrics endpoint.
+// from its metrics endpoint, with what else the runtime holds: free heap not
+// yet returned to the kernel, goroutine stacks. With -idle it measures again
+// after that long (the runtime collects at least every 2 minutes, and returns
+// freed memory gradually); with -heap-profile it starts the operator with
+// --pprof-bind-address and saves its heap profile, for `go tool pprof`.
 //
 // The metrics are read as Prometheus would, with the bearer token of a
 // ServiceAccount allowed to get /metrics; -metrics-url says where (https is
 // read without verifying the operator's self-signed certificate).
 //
-// It exits 1 when the RSS is over 50 MiB, 2 when it could not measure.
+// It exits 1 when an RSS it measured is over 50 MiB, 2 when it could not measure.
 //
 //	make build && go run ./hack/memory-bench -binary bin/cluster-network-operator
 package main

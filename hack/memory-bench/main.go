@@ -20,11 +20,13 @@ type config struct {
 	binary      string
 	keepLog     string
 	metricsURL  string
+	heapProfile string
 	nodes       int
 	services    int
 	namespaces  int
 	concurrency int
 	settle      time.Duration
+	idle        time.Duration
 }
 
 func main() {
@@ -32,11 +34,13 @@ func main() {
 	flag.StringVar(&c.binary, "binary", "bin/cluster-network-operator", "the operator binary (`make build`)")
 	flag.StringVar(&c.keepLog, "keep-log", "", "write the operator's log to this file and keep it (default: a temporary file, removed)")
 	flag.StringVar(&c.metricsURL, "metrics-url", "https://127.0.0.1:8443/metrics", "where the default --metrics-bind-address serves the operator's metrics (http or https)")
+	flag.StringVar(&c.heapProfile, "heap-profile", "", "also start the operator with --pprof-bind-address="+pprofAddr+" and write its heap profile (go tool pprof) to this file after measuring")
 	flag.IntVar(&c.nodes, "nodes", 2000, "kwok nodes")
 	flag.IntVar(&c.services, "services", 10000, "Services of type LoadBalancer")
 	flag.IntVar(&c.namespaces, "namespaces", 10, "namespaces the Services are spread over")
 	flag.IntVar(&c.concurrency, "concurrency", 16, "creations in flight at once")
 	flag.DurationVar(&c.settle, "settle", 5*time.Second, "how long the operator's reconcile count must stay unchanged for it to count as settled")
+	flag.DurationVar(&c.idle, "idle", 0, "after measuring, leave the operator idle this long and measure again (the runtime collects garbage at least every 2 minutes and returns freed memory gradually)")
 	flag.Parse()
 	if err := c.validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "memory-bench:", err)
@@ -87,14 +91,47 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	if err := b.StartOperator(ctx, c.binary, logFile, metricsAddr); err != nil {
+	addrs := []string{metricsAddr}
+	if c.heapProfile != "" {
+		b.OperatorFlags = []string{"--pprof-bind-address=" + pprofAddr}
+		addrs = append(addrs, pprofAddr)
+	}
+	if err := b.StartOperator(ctx, c.binary, logFile, addrs...); err != nil {
 		return err
 	}
 	m := &metricsReader{url: c.metricsURL, token: token, client: metricsClient()}
 	if err := activate(ctx, b, m, c.settle); err != nil {
 		return err
 	}
-	return measure(b.Operator, m, c)
+	return report(ctx, b.Operator, m, c)
+}
+
+// report measures the settled operator, and again after -idle when set,
+// then saves the heap profile when asked.
+func report(ctx context.Context, op *binarybench.Operator, m *metricsReader, c config) error {
+	var missed *binarybench.GoalMissed
+	if err := measure(op, m, c, "settled", &missed); err != nil {
+		return err
+	}
+	if c.idle > 0 {
+		select {
+		case <-time.After(c.idle):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := measure(op, m, c, "idle for "+c.idle.String(), &missed); err != nil {
+			return err
+		}
+	}
+	if c.heapProfile != "" {
+		if err := writeHeapProfile(ctx, c.heapProfile); err != nil {
+			return err
+		}
+	}
+	if missed != nil {
+		return missed
+	}
+	return nil
 }
 
 // activate creates a pool and waits until MetalLB's workloads exist and the
@@ -120,9 +157,10 @@ func activate(ctx context.Context, b *binarybench.Bench, m *metricsReader, settl
 	return waitSettled(ctx, m, settle)
 }
 
-// measure reads the operator's memory and compares it with the goal.
-func measure(op *binarybench.Operator, m *metricsReader, c config) error {
-	mem, err := processMemory(op.PID())
+// measure reads the operator's memory and compares it with the goal, adding
+// to missed when it is over.
+func measure(op *binarybench.Operator, m *metricsReader, c config, when string, missed **binarybench.GoalMissed) error {
+	mem, err := binarybench.ProcessMemory(op.PID())
 	if err != nil {
 		return err
 	}
@@ -134,12 +172,13 @@ func measure(op *binarybench.Operator, m *metricsReader, c config) error {
 	if !ok {
 		return fmt.Errorf("%s has no go_memstats_heap_inuse_bytes", m.url)
 	}
-	fmt.Printf("nodes %d, services %d: RSS %s (anonymous %s, files %s), peak RSS %s, Go heap in use %s\n",
-		c.nodes, c.services, mib(mem.rss), mib(mem.anon), mib(mem.file), mib(mem.peak), mib(int64(heap)))
-	if mem.rss > rssGoal {
-		return binarybench.Miss(nil, "RSS %s is over the goal of %s", mib(mem.rss), mib(rssGoal))
+	fmt.Printf("%s, nodes %d, services %d: RSS %s (anonymous %s, files %s), peak RSS %s, Go heap in use %s"+
+		" (kept free %s, stacks %s, %.0f goroutines, %.0f collections)\n",
+		when, c.nodes, c.services, binarybench.MiB(mem.RSS), binarybench.MiB(mem.Anon), binarybench.MiB(mem.File), binarybench.MiB(mem.Peak), binarybench.MiB(int64(heap)),
+		binarybench.MiB(int64(metrics["go_memstats_heap_idle_bytes"]-metrics["go_memstats_heap_released_bytes"])),
+		binarybench.MiB(int64(metrics["go_memstats_stack_inuse_bytes"])), metrics["go_goroutines"], metrics["go_gc_duration_seconds_count"])
+	if mem.RSS > rssGoal {
+		*missed = binarybench.Miss(*missed, "%s: RSS %s is over the goal of %s", when, binarybench.MiB(mem.RSS), binarybench.MiB(rssGoal))
 	}
 	return nil
 }
-
-func mib(bytes int64) string { return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20)) }

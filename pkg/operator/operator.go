@@ -134,6 +134,9 @@ func loadConfig(path string) (*rest.Config, error) {
 		return nil, fmt.Errorf("cannot load a kubeconfig (--kubeconfig %q): %v", path, err)
 	}
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
+	// Responses gzipped for a client in the same cluster cost the API server
+	// CPU, and the operator a 32 KiB window for every watch it holds open.
+	cfg.DisableCompression = true
 	return cfg, nil
 }
 
@@ -195,6 +198,7 @@ func newManager(cfg *rest.Config, o Options, module metallb.Options, t LeaseTimi
 		Scheme:                  scheme,
 		Metrics:                 metricsOptions(o),
 		HealthProbeBindAddress:  o.HealthAddress,
+		PprofBindAddress:        o.PprofAddress,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        LeaseName,
 		LeaderElectionNamespace: o.OperatorNamespace,

@@ -18,6 +18,7 @@ type Options struct {
 	OperatorNamespace string // where the operator runs and holds its leader Lease
 	MetricsAddress    string
 	HealthAddress     string
+	PprofAddress      string
 	LeaderElect       bool
 	// LeaseDuration, RenewDeadline and RetryPeriod override the leader Lease's
 	// timings (see leaseTimings) where not zero.
@@ -44,6 +45,7 @@ func DefaultOptions() Options {
 		OperatorNamespace: "cluster-network-operator",
 		MetricsAddress:    ":8443",
 		HealthAddress:     ":8081",
+		PprofAddress:      "0",
 		LeaderElect:       true,
 		LogLevel:          "info",
 		LogFormat:         "json",
@@ -61,6 +63,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.OperatorNamespace, "operator-namespace", o.OperatorNamespace, "namespace the operator runs in; it holds the leader Lease")
 	fs.StringVar(&o.MetricsAddress, "metrics-bind-address", o.MetricsAddress, `address of the Prometheus metrics endpoint, served over HTTPS to a bearer token allowed get on the non-resource URL /metrics ("0" disables it)`)
 	fs.StringVar(&o.HealthAddress, "health-probe-bind-address", o.HealthAddress, `address of the /healthz and /readyz endpoints ("0" disables them)`)
+	fs.StringVar(&o.PprofAddress, "pprof-bind-address", o.PprofAddress, `address of Go's /debug/pprof profiles, plain HTTP with no authentication: bind it to loopback ("0", the default, disables it)`)
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "run only while holding the leader Lease, so that one replica acts at a time")
 	fs.DurationVar(&o.LeaseDuration, "leader-election-lease-duration", o.LeaseDuration, "how long a standby waits before taking over the Lease of a leader that stopped renewing it; 0 means OpenShift's 137s, or 270s with one control-plane node")
 	fs.DurationVar(&o.RenewDeadline, "leader-election-renew-deadline", o.RenewDeadline, "how long the leader keeps trying to renew its Lease (through an API server outage) before it stops; 0 means 107s, or 240s with one control-plane node")

@@ -51,6 +51,9 @@ type Bench struct {
 	Client   kubernetes.Interface
 	Dynamic  dynamic.Interface
 	Operator *Operator
+	// OperatorFlags are added to the operator's command line (none: every
+	// flag at its default).
+	OperatorFlags []string
 }
 
 // StartControlPlane starts a control plane and creates the operator's
@@ -83,7 +86,7 @@ func (b *Bench) StartOperator(ctx context.Context, binary, logFile string, addrs
 	}
 	var err error
 	start := time.Now()
-	if b.Operator, err = startOperator(binary, b.Env.Kubeconfig, logFile); err != nil {
+	if b.Operator, err = startOperator(binary, b.Env.Kubeconfig, logFile, b.OperatorFlags); err != nil {
 		return err
 	}
 	fmt.Printf("operator %s started, pid %d, log %s\n", binary, b.Operator.PID(), logFile)

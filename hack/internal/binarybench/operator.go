@@ -32,9 +32,9 @@ type Operator struct {
 	err  error         // how it exited, valid once done is closed
 }
 
-// operatorEnv is the environment of the operator's Deployment in manifests/:
+// OperatorEnv is the environment of the operator's Deployment in manifests/:
 // the release and MetalLB's images at the version the templates follow.
-func operatorEnv() []string {
+func OperatorEnv() []string {
 	return []string{
 		metallb.ReleaseVersionEnv + "=" + releaseVersion,
 		metallb.ControllerImageEnv + "=quay.io/metallb/controller:" + metallb.UpstreamVersion,
@@ -55,16 +55,16 @@ func portsFree(addrs []string) error {
 	return nil
 }
 
-// startOperator runs `binary start --kubeconfig=kubeconfig`, every other flag
-// at its default, its output in logFile.
-func startOperator(binary, kubeconfig, logFile string) (*Operator, error) {
+// startOperator runs `binary start --kubeconfig=kubeconfig` and the flags,
+// every other flag at its default, its output in logFile.
+func startOperator(binary, kubeconfig, logFile string, flags []string) (*Operator, error) {
 	out, err := os.Create(logFile)
 	if err != nil {
 		return nil, err
 	}
 	defer out.Close()
-	cmd := exec.Command(binary, "start", "--kubeconfig="+kubeconfig)
-	cmd.Env = append(os.Environ(), operatorEnv()...)
+	cmd := exec.Command(binary, append([]string{"start", "--kubeconfig=" + kubeconfig}, flags...)...)
+	cmd.Env = append(os.Environ(), OperatorEnv()...)
 	cmd.Stdout, cmd.Stderr = out, out
 	// A process group of its own: Ctrl-C reaches this program, which stops the
 	// operator before the control plane; and it dies with this program.

@@ -42,9 +42,8 @@ func cacheByObject(env Environment) (map[client.Object]cache.ByObject, error) {
 	}
 	selector := ownership.AsSelector()
 	byObject := map[client.Object]cache.ByObject{
-		// Listed by every reconcile and only read: copying thousands of them
-		// each time would be garbage for nothing.
-		&corev1.Node{}: {Transform: nodePlatformOnly, UnsafeDisableDeepCopy: new(true)},
+		// Read from the informer's store (nodeProviders), never copied.
+		&corev1.Node{}: {Transform: nodePlatformOnly},
 		// MetalLB's pods, to name the nodes of a hung rollout.
 		&corev1.Pod{}: {Label: metallbPods.AsSelector(), Namespaces: map[string]cache.Config{env.Namespace: {}}, Transform: podReadinessOnly},
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
@@ -61,7 +62,7 @@ type Snapshot struct {
 // platform type, where it exists, else the Nodes' provider IDs.
 type PlatformInputs struct {
 	Infrastructure string
-	Nodes          []corev1.Node
+	Nodes          []NodeProvider
 }
 
 // owned returns the owned object of a kind and name, or nil.
@@ -118,12 +119,29 @@ func (r *Reconciler) readPlatform(ctx context.Context, s *Snapshot) error {
 			return nil
 		}
 	}
-	var nodes corev1.NodeList
-	if err := r.client.List(ctx, &nodes); err != nil {
-		return err
+	var err error
+	s.Platform.Nodes, err = r.nodeProviders(ctx)
+	return err
+}
+
+// nodeProviders reads the Nodes' provider IDs from the cache's store itself:
+// a List would copy every Node, thousands of them, at every reconcile.
+func (r *Reconciler) nodeProviders(ctx context.Context) ([]NodeProvider, error) {
+	informer, err := r.cache.GetInformer(ctx, &corev1.Node{})
+	if err != nil {
+		return nil, err
 	}
-	s.Platform.Nodes = nodes.Items
-	return nil
+	withStore, ok := informer.(interface{ GetStore() toolscache.Store })
+	if !ok {
+		return nil, fmt.Errorf("the Node informer, a %T, has no store", informer)
+	}
+	var nodes []NodeProvider
+	for _, o := range withStore.GetStore().List() {
+		if n, ok := o.(*corev1.Node); ok {
+			nodes = append(nodes, NodeProvider{Name: n.Name, ProviderID: n.Spec.ProviderID})
+		}
+	}
+	return nodes, nil
 }
 
 // readOwned lists the objects of every kind the module renders that carry the

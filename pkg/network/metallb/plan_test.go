@@ -266,7 +266,7 @@ func recorded(typ string, s metav1.ConditionStatus, reason string) metav1.Condit
 }
 
 func awsNodes(s *Snapshot) {
-	s.Platform.Nodes = []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n0"}, Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-0"}}}
+	s.Platform.Nodes = []NodeProvider{{Name: "n0", ProviderID: "aws:///us-east-1a/i-0"}}
 }
 
 func pod(node string, ready bool) corev1.Pod {

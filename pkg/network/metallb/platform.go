@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // DefaultAllowedPlatforms are the platforms MetalLB runs on unless told
@@ -56,30 +55,44 @@ func platformOf(override string, in PlatformInputs) Platform {
 	return platformOfNodes(in.Nodes)
 }
 
+// NodeProvider is what a Node tells of the platform.
+type NodeProvider struct {
+	Name, ProviderID string
+}
+
 // platformOfNodes infers the platform from the Nodes' provider IDs: a cloud if
 // any node names one, else bare metal, or None when no node names a provider.
-func platformOfNodes(nodes []corev1.Node) Platform {
-	nodes = slices.SortedFunc(slices.Values(nodes), func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
-	var bareMetal *corev1.Node
+// The node a message names is the first by name of those that decide.
+func platformOfNodes(nodes []NodeProvider) Platform {
+	var decisive, bareMetal *NodeProvider // the first by name of each
 	for i := range nodes {
 		n := &nodes[i]
-		scheme, _, found := strings.Cut(n.Spec.ProviderID, "://")
-		if !found || scheme == "" {
-			continue
+		scheme, _, found := strings.Cut(n.ProviderID, "://")
+		switch {
+		case !found || scheme == "":
+		case slices.Contains(bareMetalProviders, scheme):
+			bareMetal = firstByName(bareMetal, n)
+		default:
+			decisive = firstByName(decisive, n)
 		}
-		source := fmt.Sprintf("node %s's provider ID %s", n.Name, n.Spec.ProviderID)
+	}
+	if decisive != nil {
+		scheme, _, _ := strings.Cut(decisive.ProviderID, "://")
+		source := fmt.Sprintf("node %s's provider ID %s", decisive.Name, decisive.ProviderID)
 		if cloud, ok := cloudProviders[scheme]; ok {
 			return Platform{Type: string(cloud), Source: source}
 		}
-		if !slices.Contains(bareMetalProviders, scheme) {
-			return Platform{Type: string(configv1.ExternalPlatformType), Source: source + ", an unknown provider"}
-		}
-		if bareMetal == nil {
-			bareMetal = n
-		}
+		return Platform{Type: string(configv1.ExternalPlatformType), Source: source + ", an unknown provider"}
 	}
 	if bareMetal != nil {
-		return Platform{Type: string(configv1.BareMetalPlatformType), Source: fmt.Sprintf("node %s's provider ID %s", bareMetal.Name, bareMetal.Spec.ProviderID)}
+		return Platform{Type: string(configv1.BareMetalPlatformType), Source: fmt.Sprintf("node %s's provider ID %s", bareMetal.Name, bareMetal.ProviderID)}
 	}
 	return Platform{Type: string(configv1.NonePlatformType), Source: "no node names a cloud provider"}
+}
+
+func firstByName(first, n *NodeProvider) *NodeProvider {
+	if first == nil || n.Name < first.Name {
+		return n
+	}
+	return first
 }

@@ -2,6 +2,7 @@ package metallb
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,13 +33,20 @@ func TestPlatformOfNodes(t *testing.T) {
 		{[]string{"kind://docker/kind/n1", "azure:///subscriptions/x/vm"}, "Azure"},
 		{[]string{"vsphere://4211c5a1-7f2f-4d8a"}, "VSphere"},
 		{[]string{"someprovider://x"}, "External"},
+		{[]string{"kind://docker/kind/n1", "someprovider://x", "aws:///us-east-1a/i-0"}, "External"},
 	} {
-		var nodes []corev1.Node
+		var nodes []NodeProvider
 		for i, id := range tc.providerIDs {
-			nodes = append(nodes, corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: string(rune('a' + i))}, Spec: corev1.NodeSpec{ProviderID: id}})
+			nodes = append(nodes, NodeProvider{Name: string(rune('a' + i)), ProviderID: id})
 		}
-		if got := platformOfNodes(nodes); got.Type != tc.want {
+		got := platformOfNodes(nodes)
+		if got.Type != tc.want {
 			t.Errorf("provider IDs %q: platform %s (%s), want %s", tc.providerIDs, got.Type, got.Source, tc.want)
+		}
+		// The store lists nodes in no order: the node named is the same.
+		slices.Reverse(nodes)
+		if reversed := platformOfNodes(nodes); reversed != got {
+			t.Errorf("provider IDs %q in reverse: %+v, in order: %+v", tc.providerIDs, reversed, got)
 		}
 	}
 }

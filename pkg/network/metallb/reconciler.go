@@ -171,8 +171,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 // inventory is what the module renders, whatever the settings: the kinds, in
 // apply order, and those of them in MetalLB's namespace (with the webhooks,
 // so that a webhook configuration left from a run with them is pruned), and
-// the objects of the operator's environment, for the lookup of objects
-// another installation created.
+// the objects of the operator's environment, by kind and name only, for the
+// lookup of objects another installation created.
 type inventory struct {
 	kinds      []schema.GroupVersionKind
 	namespaced map[schema.GroupVersionKind]bool
@@ -194,7 +194,14 @@ func inventoryOf(env Environment) (inventory, error) {
 			inv.namespaced[gvk] = true
 		}
 	}
-	inv.objects, err = renderDefaults(env)
+	objects, err := renderDefaults(env)
+	for _, o := range objects {
+		// The CRDs' schemas, as maps, would be megabytes held for nothing.
+		id := emptyObject(o.GroupVersionKind())
+		id.SetNamespace(o.GetNamespace())
+		id.SetName(o.GetName())
+		inv.objects = append(inv.objects, id)
+	}
 	return inv, err
 }
 
