@@ -67,11 +67,9 @@ func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallb
 	}
 	c.env = testenv.New(t, opts)
 	c.client = kubernetes.NewForConfigOrDie(c.env.Config)
-	binaries := map[string]string{}
-	for image, binary := range map[string]string{"controller": "metallb-controller", "speaker": "metallb-speaker"} {
-		if binaries[image], err = testenv.Binary(binary); err != nil {
-			t.Fatal(err)
-		}
+	binaries, err := metallbBinaries()
+	if err != nil {
+		t.Fatal(err)
 	}
 	c.runner, err = noderunner.Start(t.Context(), noderunner.Options{
 		Client: c.client, Network: c.net, APIServer: c.env.Config.Host,
@@ -93,6 +91,28 @@ func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallb
 	t.Cleanup(c.arp.Close)
 	createNamespaces(t, c.env, operatorNamespace)
 	return c
+}
+
+// previousRelease is the MetalLB release before the operand's, pinned in
+// hack/tools/metallb-previous: the hand install the upgrade stories start from.
+const previousRelease = "v0.15.2"
+
+// metallbBinaries maps MetalLB's images to the binaries the node runner runs
+// for them: the previous release's for its tag, the operand's for any other.
+func metallbBinaries() (map[string]string, error) {
+	binaries := map[string]string{}
+	for image, binary := range map[string]string{
+		"controller":                    "metallb-controller",
+		"speaker":                       "metallb-speaker",
+		"controller:" + previousRelease: "metallb-controller-" + previousRelease,
+		"speaker:" + previousRelease:    "metallb-speaker-" + previousRelease,
+	} {
+		var err error
+		if binaries[image], err = testenv.Binary(binary); err != nil {
+			return nil, err
+		}
+	}
+	return binaries, nil
 }
 
 // newServingCluster is where the stories start: the operator of release

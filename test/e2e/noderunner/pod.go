@@ -164,7 +164,7 @@ func (p *podRun) setUp(ctx context.Context) error {
 		}
 		p.volumes[v.Name] = dir
 	}
-	if err := p.syncVolumes(ctx, true); err != nil {
+	if err := p.waitVolumes(ctx); err != nil {
 		return err
 	}
 	for _, spec := range p.pod.Spec.Containers {
@@ -176,6 +176,39 @@ func (p *podRun) setUp(ctx context.Context) error {
 	}
 	p.started = metav1.Now()
 	return nil
+}
+
+// waitVolumes writes the volumes once the Secrets and ConfigMaps they show
+// exist, as a kubelet keeps trying to mount one that does not, the pod
+// waiting (MetalLB's controller creates the memberlist Secret its speakers
+// mount). It gives up when the pod goes or is being deleted.
+func (p *podRun) waitVolumes(ctx context.Context) error {
+	var missing string
+	for {
+		err := p.syncVolumes(ctx, true)
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		if err.Error() != missing {
+			missing = err.Error()
+			p.logf("waiting: %v", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.gone:
+			return fmt.Errorf("deleted while waiting: %v", err)
+		case pod := <-p.updates:
+			if pod.DeletionTimestamp != nil {
+				select { // back for waitForDeletion; a newer one there says as much
+				case p.updates <- pod:
+				default:
+				}
+				return fmt.Errorf("being deleted while waiting: %v", err)
+			}
+		case <-time.After(volumeSync):
+		}
+	}
 }
 
 // syncVolumes writes the volumes' contents; after the first time only Secrets

@@ -26,9 +26,10 @@ type Options struct {
 	// Namespace and Selector choose the Pods it runs; kwok must leave them alone
 	// (testenv.Options.KwokIgnoresPods).
 	Namespace, Selector string
-	// Binaries maps an image's name (the last part of its repository, "speaker"
-	// for quay.io/metallb/speaker:v0.16.1) to the binary that runs for it. The
-	// binary appears in the container at /<name>, as in MetalLB's images.
+	// Binaries maps an image's name and tag ("speaker:v0.15.2" for
+	// quay.io/metallb/speaker:v0.15.2), or its name alone ("speaker", for any
+	// tag the map does not name), to the binary that runs for it. The binary
+	// appears in the container at /<name>, as in MetalLB's images.
 	Binaries map[string]string
 	// Dir holds the pods' volumes, roots and container logs.
 	Dir string
@@ -168,17 +169,26 @@ func (r *Runner) podDeleted(obj any) {
 
 // binary finds the binary of an image and its path in the container.
 func (r *Runner) binary(image string) (hostPath, inContainer string, err error) {
-	name := image
-	if i := strings.LastIndex(name, "@"); i >= 0 {
-		name = name[:i]
+	name, tag := imageNameAndTag(image)
+	if hostPath, ok := r.opts.Binaries[name+":"+tag]; ok && tag != "" {
+		return hostPath, "/" + name, nil
 	}
-	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
-		name = name[:i]
-	}
-	name = path.Base(name)
 	hostPath, ok := r.opts.Binaries[name]
 	if !ok {
 		return "", "", fmt.Errorf("image %s: no local binary for %q", image, name)
 	}
 	return hostPath, "/" + name, nil
+}
+
+// imageNameAndTag returns the last part of an image's repository and its tag
+// ("" when it has none); a digest is ignored.
+func imageNameAndTag(image string) (name, tag string) {
+	name = image
+	if i := strings.LastIndex(name, "@"); i >= 0 {
+		name = name[:i]
+	}
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		name, tag = name[:i], name[i+1:]
+	}
+	return path.Base(name), tag
 }

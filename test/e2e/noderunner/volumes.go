@@ -81,7 +81,7 @@ func secretFiles(ctx context.Context, c kubernetes.Interface, ns, name string, i
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("secret %s: %v", name, err)
+		return nil, fmt.Errorf("secret %s: %w", name, err)
 	}
 	return keyFiles(s.Data, items, m), nil
 }
@@ -92,7 +92,7 @@ func configMapFiles(ctx context.Context, c kubernetes.Interface, ns, name string
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("configmap %s: %v", name, err)
+		return nil, fmt.Errorf("configmap %s: %w", name, err)
 	}
 	data := map[string][]byte{}
 	for k, v := range cm.Data {

@@ -1,0 +1,31 @@
+package e2e
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// MetalLB of the previous release installed by hand, as upstream's docs say
+// (`kubectl apply -f metallb-native.yaml`; its controller creates the
+// memberlist Secret), with no operator: the node runner runs that release's
+// binaries for its image tags, and a Service's address is answered. The
+// takeover and upgrade stories start from this cluster.
+func TestHandInstalledPreviousReleaseAnswers(t *testing.T) {
+	c := newMetallbCluster(t)
+	c.handInstall(t, previousRelease)
+	c.waitMetallb(t, previousRelease, 3*time.Minute)
+	c.configure(t)
+	ip := c.exposeService(t)
+	t.Logf("%s answered by %s", ip, c.answerer(t, ip, 30*time.Second))
+}
+
+// handInstall applies upstream's native manifest of a release, copied into
+// testdata by `make update-bindata`.
+func (c *metallbCluster) handInstall(t *testing.T, release string) {
+	t.Helper()
+	manifest := filepath.Join("testdata", "metallb-native-"+release+".yaml")
+	if out, err := kubectlErr(c.env, "apply", "-f", manifest); err != nil {
+		t.Fatalf("kubectl apply -f %s: %v\n%s", manifest, err, out)
+	}
+}
