@@ -173,7 +173,7 @@ func foreignMessage(foreign []apply.Foreign, namespace string) string {
 	}
 	return fmt.Sprintf("Another installation of MetalLB owns objects this operator would write: %s. Nothing was changed. "+
 		"Remove that installation, or hand MetalLB over to this operator, which then takes those objects over in place "+
-		"(what runs keeps running, the memberlist key is kept): kubectl annotate namespace %s %s=true",
+		"(the addresses and the memberlist key are kept; MetalLB's pods restart once, the speakers one at a time): kubectl annotate namespace %s %s=true",
 		strings.Join(names, "; "), namespace, AdoptAnnotation)
 }
 

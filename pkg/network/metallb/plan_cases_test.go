@@ -85,7 +85,7 @@ var planCases = []planCase{
 	{name: "another installation's speaker: nothing written, the speaker told", cluster: with(empty, pool, helmSpeaker),
 		want: planned{
 			events: []string{"Warning ForeignObjects DaemonSet/speaker: DaemonSet metallb-system/speaker (written by helm)"},
-			conditions: []string{"Degraded True ForeignObjects: Nothing was changed. Remove that installation, or hand MetalLB over to this operator, which then takes those objects over in place (what runs keeps running, the memberlist key is kept): kubectl annotate namespace metallb-system networkoperator.openshift.io/adopt-metallb=true",
+			conditions: []string{"Degraded True ForeignObjects: Nothing was changed. Remove that installation, or hand MetalLB over to this operator, which then takes those objects over in place (the addresses and the memberlist key are kept; MetalLB's pods restart once, the speakers one at a time): kubectl annotate namespace metallb-system networkoperator.openshift.io/adopt-metallb=true",
 				"Available True ForeignObjects: Another installation runs MetalLB"}}},
 	{name: "adoption: with the annotation, the foreign speaker is taken over", cluster: with(empty, pool, helmSpeaker, adoptAnnotated),
 		want: planned{apply: cat(foundation[1:], workloadParts), withheld: []string{webhooks + ": not available yet"}, adopt: []string{"DaemonSet/speaker"},
