@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,10 +23,8 @@ const upstreamManifest = "../../pkg/network/metallb/testdata/upstream/metallb-na
 // the operator takes every object over. Its pod templates differ from
 // upstream's on purpose (priority classes, requests, the speaker's grace
 // period, the controller not creating the memberlist Secret), so the takeover
-// rolls the pods: the speakers one at a time, as an upgrade rolls them, the
-// memberlist key kept and the address answered throughout. (At the same
-// version the controller and the speakers roll together: nothing the speakers
-// run needs a newer controller.)
+// rolls the pods as an upgrade does: the controller first, then the speakers
+// one at a time, the memberlist key kept and the address answered throughout.
 func TestAdoptSameVersion(t *testing.T) {
 	c := newMetallbCluster(t)
 	kubectl(t, c.env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml")
@@ -56,6 +56,7 @@ func TestAdoptSameVersion(t *testing.T) {
 	if got := c.memberlistKey(t); got != key {
 		t.Error("the memberlist key changed during the takeover")
 	}
+	c.assertControllerFirst(t, "v0.16.1")
 	c.assertSpeakersOneAtATime(t, before)
 }
 
@@ -104,5 +105,144 @@ func (c *metallbCluster) waitOwned(t *testing.T, objects ...string) {
 		if err != nil {
 			t.Fatalf("%s was not taken over within a minute: managed-by %q", o, out)
 		}
+	}
+}
+
+// Adoption and upgrade: MetalLB of the previous release, installed by hand
+// from upstream's manifest, serves an address; the user annotates the
+// namespace and the operator takes it over and upgrades it in the same step:
+// the CRDs, then the controller, then the speakers one at a time, speakers of
+// both releases in one memberlist cluster during the roll, the configuration
+// kept field for field, the address answered throughout, and the new
+// controller's webhook refusing a bad pool afterwards.
+func TestAdoptAndUpgrade(t *testing.T) {
+	c := newMetallbCluster(t)
+	kubectl(t, c.env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml")
+	kubectl(t, c.env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io")
+	kubectl(t, c.env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
+	c.handInstall(t, previousRelease)
+	c.waitMetallb(t, previousRelease, 3*time.Minute)
+	c.configure(t)
+	c.applyOnceServed(t, writeTemp(t, bgpConfiguration))
+	ip := c.exposeService(t)
+	c.answerer(t, ip, 30*time.Second)
+	key, before, config := c.memberlistKey(t), c.speakerPods(t), c.configuration(t)
+	versionAt := c.watchClusterOperatorVersion(t, "4.22.0")
+
+	w := c.watchARP(t, ip)
+	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"))
+	op.waitReady(t)
+	kubectl(t, c.env, "annotate", "namespace", "metallb-system", "networkoperator.openshift.io/adopt-metallb=true")
+	c.waitMetallb(t, "v0.16.1", 5*time.Minute)
+	c.waitClusterOperatorVersion(t, "4.22.0")
+	w.end()
+
+	gap, _ := w.longestGap()
+	t.Logf("ADOPT-UPGRADE: %s to v0.16.1, %d probes; longest gap between answers %s", previousRelease, len(w.answers), gap.Round(time.Millisecond))
+	if gap > time.Second {
+		t.Errorf("the address went unanswered for %s during the takeover and upgrade; at most 1s is allowed", gap)
+	}
+	if got := c.memberlistKey(t); got != key {
+		t.Error("the memberlist key changed during the takeover and upgrade")
+	}
+	if got := c.configuration(t); got != config {
+		t.Errorf("the configuration changed:\nbefore %s\nafter  %s", config, got)
+	}
+	c.assertControllerFirst(t, "v0.16.1")
+	c.assertSpeakersOneAtATime(t, before)
+	c.assertReportedAfterSpeakers(t, versionAt())
+	for node, pod := range c.speakerPods(t) {
+		if log := c.runner.ContainerLog(pod, "speaker"); !joinedOthers(log) {
+			t.Errorf("the new speaker %s on %s did not join the other speakers' memberlist cluster; its log:\n%s", pod, node, log)
+		}
+	}
+	c.assertBadPoolRefused(t)
+}
+
+// bgpConfiguration is more of the user's configuration, kept out of the
+// layer-2 answers. (No BGPPeer: v0.15.2's CRD puts a maximum on its uint32
+// ASNs that kube-apiserver v1.37 refuses every peer for.)
+const bgpConfiguration = `apiVersion: metallb.io/v1beta1
+kind: Community
+metadata: {name: communities, namespace: metallb-system, labels: {site: lab}}
+spec:
+  communities:
+  - {name: no-advertise, value: "65535:65282"}
+---
+apiVersion: metallb.io/v1beta1
+kind: BGPAdvertisement
+metadata: {name: bgp, namespace: metallb-system}
+spec: {ipAddressPools: [pool], communities: [no-advertise], aggregationLength: 32, localPref: 100}
+`
+
+// configuration is the user's MetalLB configuration objects as the API
+// server serves them, without what the server maintains.
+func (c *metallbCluster) configuration(t *testing.T) string {
+	t.Helper()
+	return kubectl(t, c.env, "get", "ipaddresspools,l2advertisements,communities,bgpadvertisements", "-n", metallbNamespace, "-o",
+		`jsonpath={range .items[*]}{.apiVersion} {.kind}/{.metadata.name}: {.metadata.labels} {.metadata.annotations} {.spec}{"\n"}{end}`)
+}
+
+// watchClusterOperatorVersion follows the ClusterOperator from now on and
+// returns a function that says when it first reported version (zero if not
+// yet).
+func (c *metallbCluster) watchClusterOperatorVersion(t *testing.T, version string) func() time.Time {
+	t.Helper()
+	var mu sync.Mutex
+	var at time.Time
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	go func() {
+		_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+			out, _ := kubectlErr(c.env, "get", "clusteroperator", "metallb", "-o", `jsonpath={.status.versions[?(@.name=="operator")].version}`)
+			if out != version {
+				return false, nil
+			}
+			mu.Lock()
+			at = time.Now()
+			mu.Unlock()
+			return true, nil
+		})
+	}()
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return at
+	}
+}
+
+// assertReportedAfterSpeakers checks that the version was reported only once
+// every speaker was ready. (Readiness is in whole seconds: the comparison
+// cannot fail on a correct order.)
+func (c *metallbCluster) assertReportedAfterSpeakers(t *testing.T, reported time.Time) {
+	t.Helper()
+	if reported.IsZero() {
+		t.Fatal("the ClusterOperator never reported the new version")
+	}
+	pods, err := c.client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "component=speaker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if ready := readySince(&p); ready.Time.After(reported) {
+			t.Errorf("the new version was reported at %s, before speaker %s was ready at %s", reported.Format(time.RFC3339Nano), p.Name, ready)
+		}
+	}
+}
+
+// assertBadPoolRefused checks that the controller's webhook serves: a pool
+// whose range is not one is refused with the webhook's message. Until the
+// endpoints name the new controller pod, the API server cannot reach it.
+func (c *metallbCluster) assertBadPoolRefused(t *testing.T) {
+	t.Helper()
+	bad := writeTemp(t, "apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata:\n  name: bad\n  namespace: metallb-system\nspec:\n  addresses:\n  - 192.0.2.200-192.0.2.150\n")
+	var out string
+	var err error
+	_ = wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		out, err = kubectlErr(c.env, "apply", "-f", bad)
+		return !strings.Contains(out, "failed calling webhook"), nil
+	})
+	if err == nil || !strings.Contains(out, "denied the request") {
+		t.Errorf("a pool with a reversed range was not refused by MetalLB's webhook: %v\n%s", err, out)
 	}
 }

@@ -265,6 +265,15 @@ func recorded(typ string, s metav1.ConditionStatus, reason string) metav1.Condit
 	return metav1.Condition{Type: typ, Status: s, Reason: reason, ObservedGeneration: 1, LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}
 }
 
+// adoptedSpeaker has the speaker DaemonSet as adoption leaves it: owned, and
+// as another installation wrote it, with no release annotation.
+func adoptedSpeaker(s *Snapshot) {
+	speaker := s.owned(daemonSetKind, DefaultNamespace, speakerName)
+	annotations := speaker.GetAnnotations()
+	delete(annotations, ReleaseVersionAnnotation)
+	speaker.SetAnnotations(annotations)
+}
+
 func awsNodes(s *Snapshot) {
 	s.Platform.Nodes = []NodeProvider{{Name: "n0", ProviderID: "aws:///us-east-1a/i-0"}}
 }

@@ -25,8 +25,7 @@ var workloads = []struct {
 // RollingUpdate then paces the nodes.
 func (p *Plan) holdSpeakers(s *Snapshot, settings Settings, want []*unstructured.Unstructured) []*unstructured.Unstructured {
 	target := settings.Images.ReleaseVersion
-	speaker := s.owned(daemonSetKind, settings.Namespace, speakerName)
-	if speaker == nil || speaker.GetAnnotations()[ReleaseVersionAnnotation] == target {
+	if !speakersRunAnotherRelease(s, p.Adopt, settings.Namespace, target) {
 		return want
 	}
 	if controller := s.owned(deploymentKind, settings.Namespace, controllerName); controller != nil {
@@ -38,6 +37,18 @@ func (p *Plan) holdSpeakers(s *Snapshot, settings Settings, want []*unstructured
 		p.Held = append(p.Held, Held{o, fmt.Sprintf("the controller has not finished rolling out %s: the speakers follow it", target)})
 	}
 	return withoutKinds(want, daemonSetKind.Kind)
+}
+
+// speakersRunAnotherRelease tells whether the speaker DaemonSet runs a
+// release other than target: an owned one says which in its annotation; one
+// being adopted runs another installation's, whatever its version.
+func speakersRunAnotherRelease(s *Snapshot, adopting []apply.Foreign, namespace, target string) bool {
+	if speaker := s.owned(daemonSetKind, namespace, speakerName); speaker != nil {
+		return speaker.GetAnnotations()[ReleaseVersionAnnotation] != target
+	}
+	return slices.ContainsFunc(adopting, func(f apply.Foreign) bool {
+		return apply.KeyOf(f.Object) == apply.Key{GroupKind: daemonSetKind.GroupKind(), Namespace: namespace, Name: speakerName}
+	})
 }
 
 // controllerAvailable tells whether MetalLB's controller serves.
