@@ -19,10 +19,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
 	"github.com/bmlb/cluster-network-operator/pkg/operator"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
@@ -78,6 +80,10 @@ func run(ctx context.Context, binary string, keep bool) error {
 	if err != nil {
 		return err
 	}
+	ip, err := d.handInstall(ctx)
+	if err != nil {
+		return err
+	}
 	abs, _ := filepath.Abs(binary)
 	step("starting the operator, release 4.22.0 (MetalLB images quay.io/metallb/*:v0.16.1): " + abs)
 	op, err := startOperator(abs, d.env.Kubeconfig, "4.22.0", "v0.16.1")
@@ -91,17 +97,7 @@ func run(ctx context.Context, binary string, keep bool) error {
 	if err := d.showLease(ctx); err != nil {
 		return err
 	}
-	if err := d.configure(ctx); err != nil {
-		return err
-	}
-	if err := d.waitMetallb(ctx, "v0.16.1"); err != nil {
-		return err
-	}
-	ip, err := d.expose(ctx)
-	if err != nil {
-		return err
-	}
-	if err := d.showAnswers(ctx, ip); err != nil {
+	if err := d.takeOver(ctx, ip); err != nil {
 		return err
 	}
 
@@ -122,6 +118,70 @@ func run(ctx context.Context, binary string, keep bool) error {
 		fmt.Printf("    export KUBECONFIG=%s\n    %s get nodes,ipaddresspools,services,pods -A\n", d.env.Kubeconfig, kubectl)
 		<-ctx.Done()
 	}
+	return nil
+}
+
+// previousManifest is upstream's native manifest of the previous release, as
+// `make update-bindata` copies it.
+const previousManifest = "test/e2e/testdata/metallb-native-" + testenv.PreviousMetalLB + ".yaml"
+
+// handInstall installs MetalLB of the previous release as upstream's docs
+// say, configures it and exposes a Service, which it answers for.
+func (d *demo) handInstall(ctx context.Context) (net.IP, error) {
+	step("MetalLB " + testenv.PreviousMetalLB + " installed by hand, no operator: kubectl apply -f " + previousManifest)
+	if err := d.kubectlApply(ctx, "-f", previousManifest); err != nil {
+		return nil, err
+	}
+	step("a pool and a layer-2 advertisement: kubectl apply -f -")
+	fmt.Print(indent(config))
+	if err := d.kubectlApply(ctx, "-f", "-"); err != nil {
+		return nil, err
+	}
+	if err := d.waitMetallb(ctx, testenv.PreviousMetalLB); err != nil {
+		return nil, err
+	}
+	ip, err := d.expose(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return ip, d.showAnswers(ctx, ip)
+}
+
+// takeOver shows the operator leaving the hand install alone, then taking it
+// over and upgrading it once the namespace is annotated.
+func (d *demo) takeOver(ctx context.Context, ip net.IP) error {
+	if err := d.showForeign(ctx); err != nil {
+		return err
+	}
+	step("takeover: kubectl annotate namespace " + metallbNamespace + " " + metallb.AdoptAnnotation + "=true")
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, metallb.AdoptAnnotation)
+	if _, err := d.client.CoreV1().Namespaces().Patch(ctx, metallbNamespace, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		return err
+	}
+	step("the operator takes every object over and upgrades MetalLB: CRDs, the controller, then one speaker at a time")
+	if err := d.followUpgrade(ctx, ip, "v0.16.1"); err != nil {
+		return err
+	}
+	return d.showPods(ctx)
+}
+
+// showForeign waits for the operator's Event saying that another
+// installation runs MetalLB, and shows it.
+func (d *demo) showForeign(ctx context.Context) error {
+	var note string
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		events, err := d.client.EventsV1().Events(metallbNamespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=" + metallb.ReasonForeignObjects})
+		if err != nil || len(events.Items) == 0 {
+			return false, nil
+		}
+		note = events.Items[0].Note
+		return true, nil
+	})
+	if err != nil {
+		return errors.New("the operator said nothing of the hand install within a minute")
+	}
+	step("the operator sees another installation and changes nothing; its Event ForeignObjects says:")
+	fmt.Print(indent(note + "\n"))
 	return nil
 }
 
@@ -160,11 +220,9 @@ func (d *demo) start(ctx context.Context) (func(), error) {
 		return stopAll, err
 	}
 	stops = append(stops, func() { _ = os.RemoveAll(dir) })
-	binaries := map[string]string{}
-	for image, binary := range map[string]string{"controller": "metallb-controller", "speaker": "metallb-speaker"} {
-		if binaries[image], err = testenv.Binary(binary); err != nil {
-			return stopAll, err
-		}
+	binaries, err := testenv.MetalLBBinaries()
+	if err != nil {
+		return stopAll, err
 	}
 	d.runner, err = noderunner.Start(ctx, noderunner.Options{Client: d.client, Network: d.net, APIServer: d.env.Config.Host,
 		Namespace: metallbNamespace, Selector: "app=metallb", Binaries: binaries, Dir: dir,
@@ -273,18 +331,17 @@ metadata:
   namespace: metallb-system
 `
 
-// configure applies a pool and an advertisement with kubectl, as a user would,
-// once the operator has installed MetalLB's CRDs.
-func (d *demo) configure(ctx context.Context) error {
-	step("the operator installs MetalLB's CRDs; nothing runs until MetalLB is configured. kubectl apply -f -:")
-	fmt.Print(indent(config))
+// kubectlApply runs kubectl apply with the args, "-" reading the pool and
+// advertisement, until it succeeds: MetalLB's CRDs and webhook take a moment
+// to be served.
+func (d *demo) kubectlApply(ctx context.Context, args ...string) error {
 	kubectl, err := testenv.Binary("kubectl")
 	if err != nil {
 		return err
 	}
 	var out []byte
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", d.env.Kubeconfig, "apply", "-f", "-")
+		cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", d.env.Kubeconfig, "apply"}, args...)...)
 		cmd.Stdin = strings.NewReader(config)
 		out, err = cmd.CombinedOutput()
 		return err == nil, nil
@@ -292,8 +349,9 @@ func (d *demo) configure(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("kubectl apply: %s", out)
 	}
-	fmt.Print(indent(string(out)))
-	step("the operator deploys MetalLB: the controller, then a speaker on every node; ready when their own /readyz answers")
+	if args[len(args)-1] == "-" {
+		fmt.Print(indent(string(out)))
+	}
 	return nil
 }
 

@@ -65,3 +65,27 @@ func findToolsScript() (string, error) {
 		dir = parent
 	}
 }
+
+// PreviousMetalLB is the MetalLB release before the operand's, pinned in
+// hack/tools/metallb-previous: the hand install the takeover and upgrade
+// stories start from.
+const PreviousMetalLB = "v0.15.2"
+
+// MetalLBBinaries maps MetalLB's images, as the node runner looks them up, to
+// their binaries: the previous release's for its tag, the operand's for any
+// other.
+func MetalLBBinaries() (map[string]string, error) {
+	binaries := map[string]string{}
+	for image, binary := range map[string]string{
+		"controller":                    "metallb-controller",
+		"speaker":                       "metallb-speaker",
+		"controller:" + PreviousMetalLB: "metallb-controller-" + PreviousMetalLB,
+		"speaker:" + PreviousMetalLB:    "metallb-speaker-" + PreviousMetalLB,
+	} {
+		var err error
+		if binaries[image], err = Binary(binary); err != nil {
+			return nil, err
+		}
+	}
+	return binaries, nil
+}

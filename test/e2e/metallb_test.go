@@ -67,7 +67,7 @@ func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallb
 	}
 	c.env = testenv.New(t, opts)
 	c.client = kubernetes.NewForConfigOrDie(c.env.Config)
-	binaries, err := metallbBinaries()
+	binaries, err := testenv.MetalLBBinaries()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,27 +93,8 @@ func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallb
 	return c
 }
 
-// previousRelease is the MetalLB release before the operand's, pinned in
-// hack/tools/metallb-previous: the hand install the upgrade stories start from.
-const previousRelease = "v0.15.2"
-
-// metallbBinaries maps MetalLB's images to the binaries the node runner runs
-// for them: the previous release's for its tag, the operand's for any other.
-func metallbBinaries() (map[string]string, error) {
-	binaries := map[string]string{}
-	for image, binary := range map[string]string{
-		"controller":                    "metallb-controller",
-		"speaker":                       "metallb-speaker",
-		"controller:" + previousRelease: "metallb-controller-" + previousRelease,
-		"speaker:" + previousRelease:    "metallb-speaker-" + previousRelease,
-	} {
-		var err error
-		if binaries[image], err = testenv.Binary(binary); err != nil {
-			return nil, err
-		}
-	}
-	return binaries, nil
-}
+// previousRelease is the hand install the takeover and upgrade stories start from.
+const previousRelease = testenv.PreviousMetalLB
 
 // newServingCluster is where the stories start: the operator of release
 // 4.22.0 has deployed MetalLB after a pool and an advertisement were created,

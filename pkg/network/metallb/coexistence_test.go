@@ -2,6 +2,7 @@ package metallb
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -17,9 +18,11 @@ import (
 
 // A speaker DaemonSet that another installation (here, Helm) created is not
 // touched; the status and an Event name it and its manager, and say how to
-// let the operator take over, which then works.
+// let the operator take over, which then works: the DaemonSet is the
+// operator's at once, and gets its template once the controller has rolled
+// out, as in an upgrade.
 func TestForeignSpeakerIsNotTouched(t *testing.T) {
-	m := startModule(t, testenv.Options{}, testOptions())
+	m := startModule(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(1)}, testOptions())
 	ctx := t.Context()
 	labels := map[string]string{"app": "metallb", "component": "speaker"}
 	helm := &appsv1.DaemonSet{
@@ -40,21 +43,16 @@ func TestForeignSpeakerIsNotTouched(t *testing.T) {
 	}
 
 	c := m.waitDegraded(t, clusterObject, isTrue)
-	for _, want := range []string{"DaemonSet metallb-system/speaker (written by helm)", "Nothing was changed",
+	// kube-controller-manager writes the DaemonSet's status.
+	for _, want := range []string{"DaemonSet metallb-system/speaker (written by helm, kube-controller-manager)", "Nothing was changed",
 		"kubectl annotate namespace metallb-system " + AdoptAnnotation + "=true"} {
 		if c.Reason != ReasonForeignObjects || !strings.Contains(c.Message, want) {
 			t.Errorf("Degraded %s %q does not say %q", c.Reason, c.Message, want)
 		}
 	}
-	m.waitEvent(t, DefaultNamespace, "speaker", ReasonForeignObjects, "DaemonSet metallb-system/speaker (written by helm)")
+	m.waitEvent(t, DefaultNamespace, "speaker", ReasonForeignObjects, "DaemonSet metallb-system/speaker (written by helm, kube-controller-manager)")
 	m.assertAbsent(t, "Deployment/controller", "Secret/memberlist")
-	live := &appsv1.DaemonSet{}
-	if err := m.client.Get(ctx, client.ObjectKeyFromObject(helm), live); err != nil {
-		t.Fatal(err)
-	}
-	if live.ResourceVersion != helm.ResourceVersion {
-		t.Errorf("the foreign DaemonSet was written: resourceVersion %s, was %s", live.ResourceVersion, helm.ResourceVersion)
-	}
+	m.assertUnwritten(t, helm)
 
 	// The documented opt-in: the operator takes the DaemonSet over.
 	ns := &corev1.Namespace{}
@@ -66,8 +64,30 @@ func TestForeignSpeakerIsNotTouched(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the speaker DaemonSet adopted", 10*time.Second, func(ctx context.Context) (bool, error) {
-		ds := m.get(t, daemonSetGVK, DefaultNamespace, "speaker")
-		return ds.GetLabels()[ManagedByLabel] == ManagedBy && strings.Contains(containerImage(ds), ":v0.16.1"), nil
+		return m.get(t, daemonSetGVK, DefaultNamespace, "speaker").GetLabels()[ManagedByLabel] == ManagedBy, nil
+	})
+	waitFor(t, "the adopted speakers rendered after the controller", time.Minute, func(ctx context.Context) (bool, error) {
+		return strings.Contains(containerImage(m.get(t, daemonSetGVK, DefaultNamespace, "speaker")), ":v0.16.1"), nil
 	})
 	m.waitDegraded(t, clusterObject, isFalse)
+}
+
+// assertUnwritten checks that the operator wrote nothing of a DaemonSet,
+// spec or metadata, since it was created; kube-controller-manager writes its
+// status.
+func (m *moduleEnv) assertUnwritten(t *testing.T, created *appsv1.DaemonSet) {
+	t.Helper()
+	live := &appsv1.DaemonSet{}
+	if err := m.client.Get(t.Context(), client.ObjectKeyFromObject(created), live); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range live.ManagedFields {
+		if f.Manager == FieldOwner {
+			t.Errorf("the foreign DaemonSet was written by the operator: %s of %s", f.Operation, f.Subresource)
+		}
+	}
+	if live.Generation != created.Generation || !maps.Equal(live.Labels, created.Labels) || !maps.Equal(live.Annotations, created.Annotations) {
+		t.Errorf("the foreign DaemonSet was written: generation %d, labels %v, annotations %v; was %d, %v, %v",
+			live.Generation, live.Labels, live.Annotations, created.Generation, created.Labels, created.Annotations)
+	}
 }
