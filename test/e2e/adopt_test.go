@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
 // upstreamManifest is upstream's native manifest of the operand's release,
@@ -27,9 +29,7 @@ const upstreamManifest = "../../pkg/network/metallb/testdata/upstream/metallb-na
 // one at a time, the memberlist key kept and the address answered throughout.
 func TestAdoptSameVersion(t *testing.T) {
 	c := newMetallbCluster(t)
-	kubectl(t, c.env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml")
-	kubectl(t, c.env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io")
-	kubectl(t, c.env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
+	c.createClusterOperator(t)
 	if out, err := kubectlErr(c.env, "apply", "-f", upstreamManifest); err != nil {
 		t.Fatalf("kubectl apply -f %s: %v\n%s", upstreamManifest, err, out)
 	}
@@ -117,11 +117,9 @@ func (c *metallbCluster) waitOwned(t *testing.T, objects ...string) {
 // controller's webhook refusing a bad pool afterwards.
 func TestAdoptAndUpgrade(t *testing.T) {
 	c := newMetallbCluster(t)
-	kubectl(t, c.env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml")
-	kubectl(t, c.env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io")
-	kubectl(t, c.env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
-	c.handInstall(t, previousRelease)
-	c.waitMetallb(t, previousRelease, 3*time.Minute)
+	c.createClusterOperator(t)
+	c.handInstall(t, testenv.PreviousMetalLB)
+	c.waitMetallb(t, testenv.PreviousMetalLB, 3*time.Minute)
 	c.configure(t)
 	c.applyOnceServed(t, writeTemp(t, bgpConfiguration))
 	ip := c.exposeService(t)
@@ -138,7 +136,7 @@ func TestAdoptAndUpgrade(t *testing.T) {
 	w.end()
 
 	gap, _ := w.longestGap()
-	t.Logf("ADOPT-UPGRADE: %s to v0.16.1, %d probes; longest gap between answers %s", previousRelease, len(w.answers), gap.Round(time.Millisecond))
+	t.Logf("ADOPT-UPGRADE: %s to v0.16.1, %d probes; longest gap between answers %s", testenv.PreviousMetalLB, len(w.answers), gap.Round(time.Millisecond))
 	if gap > time.Second {
 		t.Errorf("the address went unanswered for %s during the takeover and upgrade; at most 1s is allowed", gap)
 	}
@@ -245,4 +243,13 @@ func (c *metallbCluster) assertBadPoolRefused(t *testing.T) {
 	if err == nil || !strings.Contains(out, "denied the request") {
 		t.Errorf("a pool with a reversed range was not refused by MetalLB's webhook: %v\n%s", err, out)
 	}
+}
+
+// createClusterOperator installs OpenShift's ClusterOperator API and the
+// operator's ClusterOperator, as the cluster version operator does.
+func (c *metallbCluster) createClusterOperator(t *testing.T) {
+	t.Helper()
+	kubectl(t, c.env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml")
+	kubectl(t, c.env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io")
+	kubectl(t, c.env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
 }

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
 // MetalLB of the previous release installed by hand, as upstream's docs say
@@ -13,8 +15,8 @@ import (
 // takeover and upgrade stories start from this cluster.
 func TestHandInstalledPreviousReleaseAnswers(t *testing.T) {
 	c := newMetallbCluster(t)
-	c.handInstall(t, previousRelease)
-	c.waitMetallb(t, previousRelease, 3*time.Minute)
+	c.handInstall(t, testenv.PreviousMetalLB)
+	c.waitMetallb(t, testenv.PreviousMetalLB, 3*time.Minute)
 	c.configure(t)
 	ip := c.exposeService(t)
 	t.Logf("%s answered by %s", ip, c.answerer(t, ip, 30*time.Second))

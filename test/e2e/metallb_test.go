@@ -93,9 +93,6 @@ func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallb
 	return c
 }
 
-// previousRelease is the hand install the takeover and upgrade stories start from.
-const previousRelease = testenv.PreviousMetalLB
-
 // newServingCluster is where the stories start: the operator of release
 // 4.22.0 has deployed MetalLB after a pool and an advertisement were created,
 // and a LoadBalancer Service has an address from the pool that a node answers
