@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/bmlb/cluster-network-operator/hack/internal/binarybench"
 	"github.com/bmlb/cluster-network-operator/hack/memory-floor/floor"
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
 // operatorMarker is what the operator logs once its packages are
@@ -48,7 +48,7 @@ func run(ctx context.Context, binary string, tries int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	kubeconfig, err := closedPortKubeconfig(dir)
+	kubeconfig, err := testenv.ClosedPortKubeconfig(dir)
 	if err != nil {
 		return err
 	}
@@ -72,26 +72,6 @@ func build(ctx context.Context, floor, out string) error {
 		return fmt.Errorf("building %s: %v", floor, err)
 	}
 	return nil
-}
-
-// closedPortKubeconfig writes a kubeconfig naming a local port nothing
-// listens on: every binary then waits, having read nothing.
-func closedPortKubeconfig(dir string) (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	addr := l.Addr().String()
-	l.Close()
-	path := filepath.Join(dir, "kubeconfig")
-	data := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: closed, cluster: {server: "https://%s"}}]
-users: [{name: nobody, user: {token: none}}]
-contexts: [{name: closed, context: {cluster: closed, user: nobody}}]
-current-context: closed
-`, addr)
-	return path, os.WriteFile(path, []byte(data), 0o600)
 }
 
 // report starts the binary tries times and prints its median resident set.

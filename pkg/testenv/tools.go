@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,4 +89,25 @@ func MetalLBBinaries() (map[string]string, error) {
 		}
 	}
 	return binaries, nil
+}
+
+// ClosedPortKubeconfig writes into dir a kubeconfig naming a local port
+// nothing listens on: a client of it waits for, or fails to reach, an API
+// server that is not there, having read nothing.
+func ClosedPortKubeconfig(dir string) (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	path := filepath.Join(dir, "kubeconfig")
+	data := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: closed, cluster: {server: "https://%s", insecure-skip-tls-verify: true}}]
+users: [{name: nobody, user: {token: none}}]
+contexts: [{name: closed, context: {cluster: closed, user: nobody}}]
+current-context: closed
+`, addr)
+	return path, os.WriteFile(path, []byte(data), 0o600)
 }

@@ -83,15 +83,6 @@ func (c *metallbCluster) assertSpeakersOneAtATime(t *testing.T, before map[strin
 	}
 }
 
-func readySince(p *corev1.Pod) metav1.Time {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-			return c.LastTransitionTime
-		}
-	}
-	return metav1.Time{}
-}
-
 // waitOwned waits until the objects, in metallb-system, carry the operator's
 // ownership label.
 func (c *metallbCluster) waitOwned(t *testing.T, objects ...string) {

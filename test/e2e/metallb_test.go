@@ -257,6 +257,16 @@ func (c *metallbCluster) nodeOf(t *testing.T, mac net.HardwareAddr) string {
 	return ""
 }
 
+// readySince is when a pod became ready; zero when it is not.
+func readySince(p *corev1.Pod) metav1.Time {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime
+		}
+	}
+	return metav1.Time{}
+}
+
 func podReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {

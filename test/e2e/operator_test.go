@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -339,15 +338,8 @@ func freeAddr(t *testing.T) string {
 // closedPortKubeconfig writes a kubeconfig for an API server that is not there.
 func closedPortKubeconfig(t *testing.T) string {
 	t.Helper()
-	_, port, _ := net.SplitHostPort(freeAddr(t))
-	file := filepath.Join(t.TempDir(), "kubeconfig")
-	cfg := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:%s", insecure-skip-tls-verify: true}}]
-contexts: [{name: c, context: {cluster: c}}]
-current-context: c
-`, port)
-	if err := os.WriteFile(file, []byte(cfg), 0o600); err != nil {
+	file, err := testenv.ClosedPortKubeconfig(t.TempDir())
+	if err != nil {
 		t.Fatal(err)
 	}
 	return file

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
@@ -122,10 +121,8 @@ func (c *metallbCluster) assertControllerFirst(t *testing.T, tag string) {
 	var controllerReady metav1.Time
 	for _, p := range pods.Items {
 		if p.Labels["component"] == "controller" && strings.HasSuffix(p.Spec.Containers[0].Image, ":"+tag) {
-			for _, cond := range p.Status.Conditions {
-				if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
-					controllerReady = cond.LastTransitionTime
-				}
+			if ready := readySince(&p); !ready.IsZero() {
+				controllerReady = ready
 			}
 		}
 	}
