@@ -3,6 +3,7 @@
 # hack/tools/metallb/go.mod, which is also the one the tests run):
 #   - its nine CRDs into bindata/metallb, where the operator applies them from;
 #   - its native manifest into the tests' testdata, which checks our templates against it;
+#   - its Helm chart into the end-to-end tests' testdata: the Helm install they refuse to take over;
 # and from the previous release (hack/tools/metallb-previous/go.mod) its native
 # manifest into the end-to-end tests' testdata: the hand install they take over.
 #
@@ -24,6 +25,7 @@ src=$(source_of metallb "$version")
 previous=$(version_in metallb-previous)
 previous_src=$(source_of metallb-previous "$previous")
 previous_manifest=test/e2e/testdata/metallb-native-$previous.yaml
+chart=test/e2e/testdata/metallb-chart-$version
 
 out=.
 if [ "${1:-}" = --verify ]; then
@@ -38,6 +40,9 @@ done
 cp "$src/config/manifests/metallb-native.yaml" "$out/pkg/network/metallb/testdata/upstream/metallb-native.yaml"
 cp "$previous_src/config/manifests/metallb-native.yaml" "$out/$previous_manifest"
 chmod 644 "$out"/bindata/metallb/010-crd-* "$out/pkg/network/metallb/testdata/upstream/metallb-native.yaml" "$out/$previous_manifest"
+rm -rf "${out:?}/$chart"
+cp -r "$src/charts/metallb" "$out/$chart"
+chmod -R u+w,go-w "$out/$chart"
 
 if [ "$out" != . ]; then
   status=0
@@ -48,9 +53,13 @@ if [ "$out" != . ]; then
       status=1
     fi
   done
+  if ! diff -r "$out/$chart" "$chart" >/dev/null; then
+    echo "$chart differs from its release of $module: run 'make update-bindata'" >&2
+    status=1
+  fi
   for f in bindata/metallb/010-crd-*.yaml; do
     [ -e "$out/$f" ] || { echo "$f is not a CRD of $module@$version: remove it" >&2; status=1; }
   done
   exit $status
 fi
-echo "copied MetalLB $version's CRDs and native manifest from $src, and $previous's native manifest from $previous_src"
+echo "copied MetalLB $version's CRDs, native manifest and Helm chart from $src, and $previous's native manifest from $previous_src"

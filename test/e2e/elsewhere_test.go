@@ -66,16 +66,19 @@ func TestStandsDownBesideAnotherMetalLBOperator(t *testing.T) {
 }
 
 // waitClusterOperatorCondition waits until the ClusterOperator's condition
-// of a type has the status and reason given ("True ManagedElsewhere").
-func waitClusterOperatorCondition(t *testing.T, env *testenv.Env, typ, want string) {
+// of a type has the status and reason given ("True ManagedElsewhere"), and
+// returns its message.
+func waitClusterOperatorCondition(t *testing.T, env *testenv.Env, typ, want string) string {
 	t.Helper()
-	var got string
+	var got, message string
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		got, _ = kubectlErr(env, "get", "clusteroperator", "metallb", "-o",
-			`jsonpath={.status.conditions[?(@.type=="`+typ+`")].status} {.status.conditions[?(@.type=="`+typ+`")].reason}`)
+		condition := `{.status.conditions[?(@.type=="` + typ + `")]`
+		out, _ := kubectlErr(env, "get", "clusteroperator", "metallb", "-o", "jsonpath="+condition+".status} "+condition+".reason}\n"+condition+".message}")
+		got, message, _ = strings.Cut(out, "\n")
 		return got == want, nil
 	})
 	if err != nil {
 		t.Fatalf("the ClusterOperator's %s is %q, want %q", typ, got, want)
 	}
+	return message
 }

@@ -12,7 +12,10 @@ import (
 
 const userGuide = "../../docs/user-guide.md"
 
-var yamlBlock = regexp.MustCompile("(?s)```yaml\n(.*?)```")
+var (
+	yamlBlock  = regexp.MustCompile("(?s)```yaml\n(.*?)```")
+	shellBlock = regexp.MustCompile("(?s)```sh\n# example: (\\S+)\n(.*?)```")
+)
 
 // guideExamples returns the user guide's YAML examples by name: each block
 // starts with "# example: <name>".
@@ -49,6 +52,31 @@ func guideExample(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return file
+}
+
+// guideCommands returns the commands of one of the guide's shell examples (a
+// block that starts with "# example: <name>"), one per line, split into
+// their words: the examples hold no quoting.
+func guideCommands(t *testing.T, name string) [][]string {
+	t.Helper()
+	data, err := os.ReadFile(userGuide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range shellBlock.FindAllStringSubmatch(string(data), -1) {
+		if m[1] != name {
+			continue
+		}
+		var commands [][]string
+		for _, line := range strings.Split(strings.TrimSpace(m[2]), "\n") {
+			if line != "" && !strings.HasPrefix(line, "#") {
+				commands = append(commands, strings.Fields(line))
+			}
+		}
+		return commands
+	}
+	t.Fatalf("the user guide has no shell example %q", name)
+	return nil
 }
 
 // Every YAML example of the user guide passes the API server's validation,

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -43,18 +44,33 @@ func TestTuningWithKubectl(t *testing.T) {
 
 func kubectl(t *testing.T, env *testenv.Env, args ...string) string {
 	t.Helper()
-	out, err := kubectlErr(env, args...)
-	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return out
+	return mustRun(t, "kubectl", args)(kubectlErr(env, args...))
 }
 
 func kubectlErr(env *testenv.Env, args ...string) (string, error) {
-	bin, err := testenv.Binary("kubectl")
+	return toolErr(env, "kubectl", nil, args...)
+}
+
+// toolErr runs one of the test binaries against the control plane, with
+// environ added to the environment.
+func toolErr(env *testenv.Env, name string, environ []string, args ...string) (string, error) {
+	bin, err := testenv.Binary(name)
 	if err != nil {
 		return "", err
 	}
-	out, err := exec.Command(bin, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...).CombinedOutput()
+	cmd := exec.Command(bin, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...)
+	cmd.Env = append(os.Environ(), environ...)
+	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// mustRun fails the test if the command it is given the result of failed.
+func mustRun(t *testing.T, name string, args []string) func(string, error) string {
+	return func(out string, err error) string {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return out
+	}
 }

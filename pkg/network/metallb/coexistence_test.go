@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
@@ -18,9 +19,10 @@ import (
 
 // A speaker DaemonSet that another installation (here, Helm) created is not
 // touched; the status and an Event name it and its manager, and say how to
-// let the operator take over, which then works: the DaemonSet is the
-// operator's at once, and gets its template once the controller has rolled
-// out, as in an upgrade.
+// let the operator take over. Asked to, it still does not while Helm's label
+// says Helm manages the DaemonSet; once the label is off, it does: the
+// DaemonSet is the operator's at once, and gets its template once the
+// controller has rolled out, as in an upgrade.
 func TestForeignSpeakerIsNotTouched(t *testing.T) {
 	m := startModule(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(1)}, testOptions())
 	ctx := t.Context()
@@ -54,13 +56,18 @@ func TestForeignSpeakerIsNotTouched(t *testing.T) {
 	m.assertAbsent(t, "Deployment/controller", "Secret/memberlist")
 	m.assertUnwritten(t, helm)
 
-	// The documented opt-in: the operator takes the DaemonSet over.
-	ns := &corev1.Namespace{}
-	if err := m.client.Get(ctx, client.ObjectKey{Name: DefaultNamespace}, ns); err != nil {
-		t.Fatal(err)
+	// The documented opt-in, refused while Helm manages the DaemonSet.
+	m.annotateAdoption(t)
+	c = m.waitDegraded(t, clusterObject, func(c metav1.Condition) bool { return c.Reason == ReasonTakeoverBlocked })
+	if want := "kubectl label -n metallb-system daemonset/speaker app.kubernetes.io/managed-by-"; !strings.Contains(c.Message, want) {
+		t.Errorf("Degraded %s %q does not say %q", c.Reason, c.Message, want)
 	}
-	ns.Annotations = map[string]string{AdoptAnnotation: "true"}
-	if err := m.client.Update(ctx, ns); err != nil {
+	m.waitEvent(t, DefaultNamespace, "speaker", ReasonHelmRelease, "Helm's release (unnamed) manages 1 of the objects")
+	m.assertAbsent(t, "Deployment/controller", "Secret/memberlist")
+	m.assertUnwritten(t, helm)
+
+	patch := []byte(`{"metadata":{"labels":{"app.kubernetes.io/managed-by":null}}}`)
+	if err := m.client.Patch(ctx, helm, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the speaker DaemonSet adopted", 10*time.Second, func(ctx context.Context) (bool, error) {

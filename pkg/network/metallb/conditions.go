@@ -3,6 +3,7 @@ package metallb
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,10 @@ type findings struct {
 	invalid         error // why it is not
 	lastValid       bool  // status.appliedSpec holds a valid spec, which runs instead
 	foreign         []apply.Foreign
+	blockers        []conflict                      // what stops taking the foreign objects over
+	takeoverAsked   bool                            // the adoption annotation asks for it
+	others          []conflict                      // other MetalLB workloads beside the module's
+	foreignAPI      bool                            // the MetalLB CRD is another operator's
 	managedBy       string                          // who manages MetalLB instead, when another operator does
 	elsewhere       []*metav1.PartialObjectMetadata // configuration objects MetalLB ignores
 	rollouts        []status.Rollout
@@ -50,7 +55,7 @@ type findings struct {
 
 // statusOnTuning tells whether the tuning object carries the status: there is
 // one, and it is not another MetalLB operator's.
-func (f *findings) statusOnTuning() bool { return f.tuning != nil && f.managedBy == "" }
+func (f *findings) statusOnTuning() bool { return f.tuning != nil && !f.foreignAPI }
 
 // deployed tells whether MetalLB's workloads are meant to run.
 func (f *findings) deployed() bool { return f.allowed && len(f.foreign) == 0 && f.active }
@@ -80,8 +85,14 @@ func (f *findings) degraded(opts Options, actErr error) (metav1.ConditionStatus,
 	case f.managedBy != "":
 		// Nobody asked this operator for anything.
 		return metav1.ConditionFalse, ReasonManagedElsewhere, managedElsewhereMessage(*metallbCRD(f.foreign), f.managedBy, opts.Namespace)
+	case len(f.foreign) > 0 && f.takeoverAsked:
+		return metav1.ConditionTrue, ReasonTakeoverBlocked, fmt.Sprintf("MetalLB was not taken over, though the %s annotation of "+
+			"namespace %s asks for it, and nothing was changed: %s The takeover goes ahead once that is resolved.",
+			AdoptAnnotation, opts.Namespace, conflictMessages(f.blockers))
 	case len(f.foreign) > 0:
-		return metav1.ConditionTrue, ReasonForeignObjects, foreignMessage(f.foreign, opts.Namespace)
+		return metav1.ConditionTrue, ReasonForeignObjects, strings.TrimSpace(foreignMessage(f.foreign, f.blockers, opts.Namespace) + " " + conflictMessages(f.blockers))
+	case len(f.others) > 0:
+		return metav1.ConditionTrue, f.others[0].reason, conflictMessages(f.others)
 	case f.invalid != nil && !f.lastValid:
 		return metav1.ConditionTrue, ReasonInvalidConfiguration,
 			fmt.Sprintf("%v. Fix the spec: no valid spec was applied before (status.appliedSpec is empty), so nothing running is changed until then.", f.invalid)
@@ -166,15 +177,25 @@ func platformMessage(p Platform, allowed []string) string {
 		"To deploy it anyway, start the operator with --platform=BareMetal.", p.Type, p.Source, strings.Join(allowed, ", "))
 }
 
-func foreignMessage(foreign []apply.Foreign, namespace string) string {
+// foreignMessage tells what another installation owns, and how to hand it
+// over, once the blockers' own messages are acted on.
+func foreignMessage(foreign []apply.Foreign, blockers []conflict, namespace string) string {
 	names := make([]string, len(foreign))
 	for i, f := range foreign {
 		names[i] = f.String()
 	}
+	handOver := "hand MetalLB over to this operator, which then takes those objects over in place (the addresses and the memberlist " +
+		"key are kept; MetalLB's pods restart once, the speakers one at a time)"
+	if len(blockers) > 0 {
+		reasons := make([]string, len(blockers))
+		for i, b := range blockers {
+			reasons[i] = b.reason
+		}
+		handOver = fmt.Sprintf("hand MetalLB over to this operator once what stops a takeover is resolved (%s: see those Events)",
+			strings.Join(slices.Compact(reasons), ", "))
+	}
 	return fmt.Sprintf("Another installation of MetalLB owns objects this operator would write: %s. Nothing was changed. "+
-		"Remove that installation, or hand MetalLB over to this operator, which then takes those objects over in place "+
-		"(the addresses and the memberlist key are kept; MetalLB's pods restart once, the speakers one at a time): kubectl annotate namespace %s %s=true",
-		strings.Join(names, "; "), namespace, AdoptAnnotation)
+		"Remove that installation, or %s: kubectl annotate namespace %s %s=true", strings.Join(names, "; "), handOver, namespace, AdoptAnnotation)
 }
 
 func ignoredMessage(o *metav1.PartialObjectMetadata, namespace string) string {

@@ -2,6 +2,7 @@ package metallb
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	configv1 "github.com/openshift/api/config/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,22 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/apply"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
+
+// noteLimit is the most an Event's note may hold, in bytes: the API server
+// refuses a longer one, and the Event would be lost.
+const noteLimit = 1024
+
+// fitNote cuts a note to noteLimit, at a character's start, and marks the cut.
+func fitNote(note string) string {
+	if len(note) <= noteLimit {
+		return note
+	}
+	cut := noteLimit - len("...")
+	for cut > 0 && !utf8.RuneStart(note[cut]) {
+		cut--
+	}
+	return note[:cut] + "..."
+}
 
 // Event is an Event the module gives on an object.
 type Event struct {
@@ -48,10 +65,10 @@ func platformNotices(s *Snapshot, p Platform, opts Options) []Event {
 }
 
 // foreignNotices tell each foreign object that the module leaves it alone.
-func foreignNotices(foreign []apply.Foreign, namespace string) []Event {
+func foreignNotices(foreign []apply.Foreign, blockers []conflict, namespace string) []Event {
 	events := make([]Event, len(foreign))
 	for i, f := range foreign {
-		events[i] = notice(f.Object, ReasonForeignObjects, foreignMessage([]apply.Foreign{f}, namespace))
+		events[i] = notice(f.Object, ReasonForeignObjects, foreignMessage([]apply.Foreign{f}, blockers, namespace))
 	}
 	return events
 }
@@ -143,6 +160,6 @@ func (r *Reconciler) tell(p *Plan, transitions []Event, changes []apply.Change) 
 	}
 	r.told = told
 	for _, e := range events {
-		r.events.Eventf(e.Regarding, nil, e.Type, e.Reason, e.Action, "%s", e.Note)
+		r.events.Eventf(e.Regarding, nil, e.Type, e.Reason, e.Action, "%s", fitNote(e.Note))
 	}
 }

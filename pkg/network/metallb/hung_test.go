@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -111,7 +112,7 @@ func (m *moduleEnv) keepSpeakersOn(t *testing.T, label string) {
 func (m *moduleEnv) waitProgressing(t *testing.T, want string) {
 	t.Helper()
 	var last string
-	waitFor(t, "Progressing to say "+want, 30*time.Second, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		obj := &v1beta1.MetalLB{}
 		if err := m.client.Get(ctx, clusterObject, obj); err != nil {
 			return false, err
@@ -121,6 +122,9 @@ func (m *moduleEnv) waitProgressing(t *testing.T, want string) {
 		}
 		return strings.Contains(last, want), nil
 	})
+	if err != nil {
+		t.Fatalf("Progressing does not say %q: %v; last %q", want, err, last)
+	}
 }
 
 // reconcile reconciles, as any event would have the module do; a status

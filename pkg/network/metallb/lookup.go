@@ -2,7 +2,11 @@ package metallb
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -34,7 +38,9 @@ func newLookupCache(mgr manager.Manager, inv inventory, namespace string) (looku
 	byObject := map[client.Object]cache.ByObject{}
 	for _, gvk := range inv.kinds {
 		by := cache.ByObject{}
-		if inv.namespaced[gvk] {
+		// DaemonSets everywhere: another MetalLB's speakers, in any namespace,
+		// would answer for the same addresses (a cluster has few DaemonSets).
+		if inv.namespaced[gvk] && gvk != daemonSetKind {
 			by.Namespaces = map[string]cache.Config{namespace: {}}
 		}
 		byObject[metadataObject(gvk)] = by
@@ -52,8 +58,9 @@ func newLookupCache(mgr manager.Manager, inv inventory, namespace string) (looku
 
 // lookupOnly keeps of an object what the foreign check and its messages
 // read: who it is, its labels, its owners, the names of its field managers,
-// and the adoption annotation; the rest (a client-side apply's annotation of
-// a whole CRD, above all) would cost memory for nothing.
+// and the annotations of adoption and of Helm's release; the rest (a
+// client-side apply's annotation of a whole CRD, above all) would cost memory
+// for nothing.
 func lookupOnly(obj any) (any, error) {
 	o, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
@@ -61,8 +68,13 @@ func lookupOnly(obj any) (any, error) {
 	}
 	kept := metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, UID: o.UID, ResourceVersion: o.ResourceVersion,
 		Labels: o.Labels, OwnerReferences: o.OwnerReferences}
-	if v, ok := o.Annotations[AdoptAnnotation]; ok {
-		kept.Annotations = map[string]string{AdoptAnnotation: v}
+	for _, key := range []string{AdoptAnnotation, helmReleaseNameAnnotation, helmReleaseNamespaceAnnotation} {
+		if v, ok := o.Annotations[key]; ok {
+			if kept.Annotations == nil {
+				kept.Annotations = map[string]string{}
+			}
+			kept.Annotations[key] = v
+		}
 	}
 	for _, m := range o.ManagedFields {
 		kept.ManagedFields = append(kept.ManagedFields, metav1.ManagedFieldsEntry{Manager: m.Manager, Operation: m.Operation})
@@ -71,8 +83,9 @@ func lookupOnly(obj any) (any, error) {
 }
 
 // watchLookups has a reconcile follow what happens to the objects of the
-// rendered names that are not the module's: another installation's objects
-// appearing, changing hands or going.
+// rendered names that are not the module's, and to MetalLB's workloads of
+// other names: another installation's objects appearing, changing hands or
+// going.
 func watchLookups(b *builder.Builder, c lookupCache, inv inventory) *builder.Builder {
 	rendered := map[apply.Key]bool{}
 	for _, o := range inv.objects {
@@ -82,7 +95,7 @@ func watchLookups(b *builder.Builder, c lookupCache, inv inventory) *builder.Bui
 	for _, gvk := range inv.kinds {
 		relevant := predicate.NewPredicateFuncs(func(o client.Object) bool {
 			key := apply.Key{GroupKind: gvk.GroupKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
-			return rendered[key] && !owned.Matches(labels.Set(o.GetLabels()))
+			return (rendered[key] || metallbComponent(o.GetLabels()) != "") && !owned.Matches(labels.Set(o.GetLabels()))
 		})
 		b = b.WatchesRawSource(source.Kind(c.Cache, client.Object(metadataObject(gvk)), handler.EnqueueRequestsFromMapFunc(enqueue), relevant))
 	}
@@ -114,6 +127,49 @@ func (r *Reconciler) readForeign(ctx context.Context, s *Snapshot) error {
 	err = r.lookup.Get(ctx, types.NamespacedName{Name: r.opts.Namespace}, ns)
 	s.AdoptionAllowed = err == nil && ns.Annotations[AdoptAnnotation] == "true"
 	return client.IgnoreNotFound(err)
+}
+
+// readWorkloads lists MetalLB's workloads, whoever installed them, from the
+// lookup cache: it holds every DaemonSet, and the Deployments of MetalLB's
+// namespace. Their component label must match their kind (workloads names
+// both).
+func (r *Reconciler) readWorkloads(ctx context.Context, s *Snapshot) error {
+	for _, w := range workloads {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(w.kind.GroupVersion().WithKind(w.kind.Kind + "List"))
+		if err := r.lookup.List(ctx, list); err != nil {
+			return fmt.Errorf("listing %s: %w", w.kind.Kind, err)
+		}
+		for i := range list.Items {
+			if o := &list.Items[i]; metallbComponent(o.Labels) == w.name {
+				o.SetGroupVersionKind(w.kind)
+				s.Workloads = append(s.Workloads, o)
+			}
+		}
+	}
+	return nil
+}
+
+// readMemberlistKeys reads which keys the memberlist Secret holds while it is
+// another installation's: the lookups keep no data. It is read from the API
+// server by a list of that one name, a read the operator is granted in
+// MetalLB's namespace (it may get no Secret), and only then.
+func (r *Reconciler) readMemberlistKeys(ctx context.Context, s *Snapshot) error {
+	if !slices.ContainsFunc(s.Foreign, func(f apply.Foreign) bool {
+		return f.Object.GetKind() == secretKind.Kind && f.Object.GetName() == memberlistSecret
+	}) {
+		return nil
+	}
+	var list corev1.SecretList
+	err := r.apiReader.List(ctx, &list, client.InNamespace(r.opts.Namespace), client.MatchingFields{"metadata.name": memberlistSecret})
+	if err != nil || len(list.Items) == 0 {
+		return err // one gone since the lookup is no longer foreign: its event brings a reconcile
+	}
+	s.MemberlistKeys = slices.Sorted(maps.Keys(list.Items[0].Data))
+	if s.MemberlistKeys == nil {
+		s.MemberlistKeys = []string{}
+	}
+	return nil
 }
 
 func metadataObject(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadata {

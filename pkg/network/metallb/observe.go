@@ -45,6 +45,13 @@ type Snapshot struct {
 	// AdoptionAllowed tells whether MetalLB's namespace carries
 	// AdoptAnnotation: the module may take foreign objects over.
 	AdoptionAllowed bool
+	// Workloads are the metadata of MetalLB's workloads, the module's and
+	// others': speaker DaemonSets in every namespace, controller Deployments
+	// in MetalLB's.
+	Workloads []*metav1.PartialObjectMetadata
+	// MemberlistKeys are the keys of the memberlist Secret while it is
+	// foreign, nil otherwise: a takeover keeps that Secret as it is.
+	MemberlistKeys []string
 	// Tracking is the rollout tracking kept on the namespace.
 	Tracking status.Tracking
 	// SpeakerPods are the speakers' pods, read only while a rollout is in
@@ -74,7 +81,8 @@ func (s *Snapshot) owned(gvk schema.GroupVersionKind, namespace, name string) *u
 func (r *Reconciler) observe(ctx context.Context) (*Snapshot, error) {
 	s := &Snapshot{}
 	for _, read := range []func(context.Context, *Snapshot) error{
-		r.readTuning, r.readPlatform, r.readOwned, r.readForeign, r.readConfigs, r.readClasses, r.readSpeakerPods, r.readClusterOperator,
+		r.readTuning, r.readPlatform, r.readOwned, r.readForeign, r.readWorkloads, r.readMemberlistKeys, r.readConfigs, r.readClasses,
+		r.readSpeakerPods, r.readClusterOperator,
 	} {
 		if err := read(ctx, s); err != nil {
 			return nil, err

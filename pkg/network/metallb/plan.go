@@ -84,27 +84,40 @@ func plan(s *Snapshot, opts Options, now time.Time) *Plan {
 		p.failure = fmt.Errorf("rendering: %w", err)
 		return p
 	}
-	if !s.AdoptionAllowed {
-		f.foreign = s.Foreign
-	}
-	if len(f.foreign) > 0 {
-		// Another installation's objects are never overwritten, and nothing is
-		// written beside them.
-		p.Notices = foreignNotices(f.foreign, opts.Namespace)
-		if crd := metallbCRD(f.foreign); crd != nil {
-			// Another operator manages MetalLB: not even a status is written.
-			f.managedBy = managerOf(*crd)
-			p.Statuses = nil
-			p.Notices = []Event{managedElsewhereNotice(*crd, f.managedBy, opts.Namespace)}
+	others := workloadConflicts(s.Workloads, opts.Namespace)
+	if len(s.Foreign) > 0 {
+		blockers := slices.Concat(others, foreignConflicts(s.Foreign, s.MemberlistKeys, opts.Namespace))
+		if !s.AdoptionAllowed || len(blockers) > 0 {
+			p.standDown(s, blockers)
+			return p
 		}
-		return p
-	}
-	if s.AdoptionAllowed {
 		p.Adopt = s.Foreign
 		p.Notices = adoptionNotices(s.Foreign)
 	}
+	// Another MetalLB beside the module's: told, and what runs is left as it is.
+	f.others = others
+	p.Notices = append(p.Notices, conflictNotices(others)...)
 	p.deploy(s, settings, desired)
 	return p
+}
+
+// standDown plans no write: another installation's objects are in the way,
+// and the user has not handed them over, or something stops the takeover
+// (blockers). Beside another MetalLB operator's CRD, the MetalLB objects are
+// that operator's: not even a status is written.
+func (p *Plan) standDown(s *Snapshot, blockers []conflict) {
+	f := &p.found
+	f.foreign, f.blockers, f.takeoverAsked = s.Foreign, blockers, s.AdoptionAllowed
+	p.Notices = append(foreignNotices(s.Foreign, blockers, p.opts.Namespace), conflictNotices(blockers)...)
+	crd := metallbCRD(s.Foreign)
+	if crd == nil {
+		return
+	}
+	f.foreignAPI, p.Statuses = true, nil
+	if !s.AdoptionAllowed {
+		f.managedBy = managerOf(*crd)
+		p.Notices = []Event{managedElsewhereNotice(*crd, f.managedBy, p.opts.Namespace)}
+	}
 }
 
 // deploy plans MetalLB on a platform that allows it, with no foreign objects

@@ -55,6 +55,7 @@ type Options struct {
 type Reconciler struct {
 	client    client.Client // reads owned objects from a label-filtered cache
 	lookup    lookupCache   // the metadata of every object of the rendered kinds
+	apiReader client.Reader // reads the API server itself, for what no cache holds
 	cache     cache.Cache
 	events    recorder.EventRecorder
 	opts      Options
@@ -94,6 +95,7 @@ func add(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 	_, err = mapper.RESTMapping(configv1.GroupVersion.WithKind("Infrastructure").GroupKind())
 	r := &Reconciler{
 		client:    mgr.GetClient(),
+		apiReader: mgr.GetAPIReader(),
 		cache:     mgr.GetCache(),
 		events:    mgr.GetEventRecorder(FieldOwner),
 		opts:      opts,
