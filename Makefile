@@ -17,7 +17,7 @@ TESTFLAGS ?= -count=1 -p 2 -timeout 30m -v
 export TESTENV_TOOLS_PATH := $(shell hack/tools.sh path)
 CONTROLLER_GEN = $(shell hack/tools.sh path | tr : '\n' | grep controller-tools)/controller-gen
 
-.PHONY: all build tools test test-unit test-integration test-e2e verify generate-verify bench demo clean update-bindata generate netns-tools
+.PHONY: all build tools test test-unit test-integration test-e2e verify generate-verify bench demo clean update-bindata generate debian-packages
 
 all: build
 
@@ -41,7 +41,7 @@ test-integration: tools
 
 ## test-e2e: the operator binary driven through whole stories; as root also
 ## the stories with the real MetalLB binaries in network namespaces.
-test-e2e: tools netns-tools
+test-e2e: tools debian-packages
 	@if [ "$$(id -u)" != 0 ]; then echo "NOTE: not root: the MetalLB stories (address, failover, upgrade, deactivate) need network namespaces and will SKIP"; fi
 	$(GO) test $(TESTFLAGS) ./test/e2e/...
 
@@ -97,14 +97,14 @@ bench-binary: build tools
 
 ## demo: the operator's story on a local control plane, with the real MetalLB
 ## answering ARP in network namespaces (needs root); Ctrl-C stops it.
-demo: build tools netns-tools
+demo: build tools debian-packages
 	$(GO) run ./hack/demo --operator $(BIN)
 
-# netns-tools: `ip` (iproute2, from Debian) makes the test network's
-# namespaces, bridge and veths.
-netns-tools:
-	@command -v ip >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq iproute2; } || \
-	  echo "NOTE: iproute2 is missing and cannot be installed without root"
+# debian-packages: `ip` (iproute2) makes the test network's namespaces, bridge
+# and veths; FRR (frr) is the BGP stories' router. Installed from Debian when
+# missing.
+debian-packages:
+	@hack/debian-packages.sh
 
 clean:
 	rm -rf bin

@@ -42,6 +42,11 @@ func (r *Reconciler) write(ctx context.Context, s *Snapshot, p *Plan) ([]apply.C
 			return nil, err
 		}
 	}
+	if p.ConversionOff != nil {
+		if err := r.conversionOff(ctx, p.ConversionOff); err != nil {
+			return nil, err
+		}
+	}
 	applier := &apply.Applier{Client: r.client, FieldOwner: FieldOwner}
 	changes, err := applier.Write(ctx, p.Apply, func(o *unstructured.Unstructured) bool { return s.Owned[apply.KeyOf(o)] != nil })
 	if err != nil {
@@ -58,22 +63,47 @@ func (r *Reconciler) write(ctx context.Context, s *Snapshot, p *Plan) ([]apply.C
 // adopt labels another installation's object as the module's and removes
 // its owner references, so that the garbage collector does not delete it with
 // the installation it came from: the memberlist key, create-only, would
-// otherwise go with the other installation's controller Deployment. The UID
-// in the patch makes it fail on an object replaced since it was read.
+// otherwise go with the other installation's controller Deployment.
 func (r *Reconciler) adopt(ctx context.Context, f apply.Foreign) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"uid": f.Live.UID, "labels": ownership, "ownerReferences": nil,
-	}})
+	err := r.mergePatch(ctx, f.Object, f.Live.UID, map[string]any{"metadata": map[string]any{"labels": ownership, "ownerReferences": nil}})
 	if err != nil {
-		return err
-	}
-	obj := emptyObject(f.Object.GroupVersionKind())
-	obj.SetNamespace(f.Object.GetNamespace())
-	obj.SetName(f.Object.GetName())
-	if err := r.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(FieldOwner)); err != nil {
 		return fmt.Errorf("adopting %s: %w", apply.Describe(f.Object), err)
 	}
 	return nil
+}
+
+// conversionOff takes the BGPPeer CRD's conversion webhook away, with the CA
+// bundle MetalLB's controller put in it: a server-side apply can only give up
+// the fields the operator owns, and with None the API server refuses any
+// webhook stanza left.
+func (r *Reconciler) conversionOff(ctx context.Context, crd *unstructured.Unstructured) error {
+	err := r.mergePatch(ctx, crd, crd.GetUID(), map[string]any{"spec": map[string]any{
+		"conversion": map[string]any{"strategy": conversionNone, "webhook": nil},
+	}})
+	if err != nil {
+		return fmt.Errorf("turning off the conversion webhook of %s: %w", apply.Describe(crd), err)
+	}
+	return nil
+}
+
+// mergePatch patches the object of o's kind and name with a JSON merge patch,
+// as the module's field manager. The UID in the patch makes it fail on an
+// object replaced since it was read.
+func (r *Reconciler) mergePatch(ctx context.Context, o *unstructured.Unstructured, uid types.UID, patch map[string]any) error {
+	metadata, _ := patch["metadata"].(map[string]any)
+	if metadata == nil {
+		metadata = map[string]any{}
+		patch["metadata"] = metadata
+	}
+	metadata["uid"] = uid
+	data, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	obj := emptyObject(o.GroupVersionKind())
+	obj.SetNamespace(o.GetNamespace())
+	obj.SetName(o.GetName())
+	return r.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data), client.FieldOwner(FieldOwner))
 }
 
 // writeStatus writes what changed of the status: the tracking, the MetalLB

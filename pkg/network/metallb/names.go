@@ -23,6 +23,10 @@ const (
 	speakerName          = "speaker"    // the DaemonSet
 	memberlistSecret     = "memberlist"
 	webhookConfiguration = "metallb-webhook-configuration"
+	webhookService       = "metallb-webhook-service"
+	// bgpPeersCRD serves BGPPeers in two versions, which the controller
+	// converts between behind webhookService.
+	bgpPeersCRD = "bgppeers.metallb.io"
 	// metricsPort serves both components' metrics.
 	metricsPort = 9120
 )

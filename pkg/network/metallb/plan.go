@@ -29,6 +29,9 @@ type Plan struct {
 	Withheld []Held
 	// Prune are owned objects no longer wanted, in the order to delete them.
 	Prune []*unstructured.Unstructured
+	// ConversionOff is the BGPPeer CRD, as read, whose conversion webhook is
+	// taken away before Apply: see gateConversion.
+	ConversionOff *unstructured.Unstructured
 	// WatchConfigs has the configuration kinds watched: their CRDs are served.
 	WatchConfigs bool
 	// Tracking is the rollout tracking to keep on the namespace; nil when it
@@ -128,6 +131,7 @@ func (p *Plan) deploy(s *Snapshot, settings Settings, desired []*unstructured.Un
 	if p.found.active {
 		want = p.gateWebhooks(s, settings, desired)
 	}
+	want = p.gateConversion(s, settings, want)
 	if p.found.invalid != nil && !p.found.lastValid {
 		// No spec tells what MetalLB should look like: what runs is the best
 		// guess, and stays as it is.

@@ -154,8 +154,10 @@ var planCases = []planCase{
 		want: planned{version: "A", conditions: []string{
 			"Degraded True RolloutHung: has made no progress for 10m0s (Rolling out B: controller: 1 of 1 replicas updated, speaker: 1 of 3 nodes updated, 1 unavailable); the speaker is not ready on nodes: node-2.",
 			"Upgradeable False RolloutHung"}}},
-	{name: "deactivation while a rollout is in flight: all but the kept objects pruned", opts: releaseB, cluster: with(speakersRolling, unconfigured),
-		want: planned{prune: deactivated, version: "B", conditions: []string{notConfigured, "Progressing False AsExpected"}}},
+	{name: "deactivation while a rollout is in flight: all but the kept objects pruned, BGPPeers converting with None first", opts: releaseB,
+		cluster: with(speakersRolling, unconfigured),
+		want: planned{apply: []string{"CustomResourceDefinition/" + bgpPeersCRD}, prune: deactivated, version: "B",
+			conditions: []string{notConfigured, "Progressing False AsExpected"}}},
 	{name: "a MetalLB object of another name is told it is ignored", cluster: with(running("A"), func(s *Snapshot) {
 		s.Ignored = append(s.Ignored, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "metallb"}})
 	}), want: planned{version: "A", statuses: []string{"default/metallb"}}},

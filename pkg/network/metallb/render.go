@@ -130,6 +130,7 @@ func Render(s Settings, memberlistKey string) ([]*unstructured.Unstructured, err
 	if err != nil {
 		return nil, err
 	}
+	setConversion(objs, s.Webhooks, s.Namespace)
 	for _, o := range objs {
 		l := o.GetLabels()
 		if l == nil {

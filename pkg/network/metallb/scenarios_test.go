@@ -127,7 +127,7 @@ func TestNamesAreTheTemplates(t *testing.T) {
 		byName[o.GetKind()+"/"+o.GetName()] = o
 	}
 	for _, name := range []string{"Deployment/" + controllerName, "DaemonSet/" + speakerName, "Secret/" + memberlistSecret,
-		"ValidatingWebhookConfiguration/" + webhookConfiguration} {
+		"ValidatingWebhookConfiguration/" + webhookConfiguration, "Service/" + webhookService, "CustomResourceDefinition/" + bgpPeersCRD} {
 		if byName[name] == nil {
 			t.Errorf("no %s rendered", name)
 		}

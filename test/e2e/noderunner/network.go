@@ -101,6 +101,17 @@ var errNotRoot = errors.New("network namespaces need root: run the tests as root
 // Node returns the host of a node, nil if it has none.
 func (n *Network) Node(name string) *Host { return n.nodes[name] }
 
+// Disconnect cuts a node off the network, as when it loses power: its link
+// to the bridge goes down, and nothing it sends, a TCP connection's close
+// included, reaches anyone.
+func (n *Network) Disconnect(node string) error {
+	h := n.nodes[node]
+	if h == nil {
+		return fmt.Errorf("no node %s on the test network", node)
+	}
+	return ip("link", "set", h.veth, "down")
+}
+
 // Close removes every namespace and link it made.
 func (n *Network) Close() {
 	removeLeftovers()

@@ -1,0 +1,461 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
+)
+
+// The ASNs of the BGP stories: the nodes' (the BGPPeer's myASN) and the
+// router's, as the user guide's BGP example has them.
+const (
+	nodesASN  = 64500
+	routerASN = 64501
+)
+
+// bgpCluster is a metallbCluster with a BGP router on its test network.
+type bgpCluster struct {
+	*metallbCluster
+	router *noderunner.Router
+}
+
+// newBGPCluster starts the cluster and the router; it skips as
+// newMetallbCluster does.
+func newBGPCluster(t *testing.T) *bgpCluster {
+	t.Helper()
+	c := &bgpCluster{metallbCluster: newMetallbCluster(t)}
+	var err error
+	if c.router, err = c.net.StartRouter(noderunner.RouterConfig{ASN: routerASN, PeerASN: nodesASN}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the router's log:\n%s", c.router.Log())
+		}
+		c.router.Close()
+	})
+	return c
+}
+
+// newBGPServing is where the BGP stories start: the operator of release
+// 4.22.0 has deployed MetalLB for the user guide's BGP example, its BGPPeer
+// given holdTime (unless empty), and every node announces a LoadBalancer
+// Service's address to the router.
+func newBGPServing(t *testing.T, holdTime string) (*bgpCluster, *runningOperator, net.IP) {
+	t.Helper()
+	c := newBGPCluster(t)
+	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"))
+	op.waitReady(t)
+	c.applyOnceServed(t, guideExample(t, "bgp"))
+	if holdTime != "" {
+		kubectl(t, c.env, "patch", "bgppeer.v1beta2.metallb.io", "router", "-n", metallbNamespace, "--type=merge",
+			"-p", `{"spec":{"holdTime":"`+holdTime+`"}}`)
+	}
+	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
+	ip := c.exposeService(t)
+	c.waitNextHops(t, ip, c.nodeNames()...)
+	return c, op, ip
+}
+
+// Announce: every node announces the address of a Service with
+// externalTrafficPolicy Cluster, and only the node with its ready endpoint
+// once the policy is Local.
+func TestBGPAnnounce(t *testing.T) {
+	c, _, ip := newBGPServing(t, "")
+	kubectl(t, c.env, "patch", "service", "web", "-n", "default", "--type=merge", "-p", `{"spec":{"externalTrafficPolicy":"Local"}}`)
+	c.waitNextHops(t, ip, c.nodes[0].Name)
+}
+
+// waitNextHops waits until the router's paths to the address go through
+// exactly the nodes named.
+func (c *bgpCluster) waitNextHops(t *testing.T, ip net.IP, nodes ...string) {
+	t.Helper()
+	c.waitNextHopsWithin(t, time.Minute, ip, nodes...)
+}
+
+func (c *bgpCluster) waitNextHopsWithin(t *testing.T, timeout time.Duration, ip net.IP, nodes ...string) {
+	t.Helper()
+	slices.Sort(nodes)
+	var got []string
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		var err error
+		got, err = c.nextHops(ctx, ip)
+		return err == nil && slices.Equal(got, nodes), err
+	})
+	if err != nil {
+		t.Fatalf("the router's next hops to %s are %q, want %q: %v", ip, got, nodes, err)
+	}
+}
+
+// nextHops names the nodes the router's paths to the address go through,
+// sorted.
+func (c *bgpCluster) nextHops(ctx context.Context, ip net.IP) ([]string, error) {
+	table, err := c.router.NextHops(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []string
+	for _, hop := range table[ip.String()+"/32"] {
+		nodes = append(nodes, c.nodeAt(hop))
+	}
+	slices.Sort(nodes)
+	return slices.Compact(nodes), nil
+}
+
+// nodeAt names the node with an address, or returns the address.
+func (c *bgpCluster) nodeAt(addr net.IP) string {
+	for _, n := range c.nodes {
+		if n.InternalIP == addr.String() {
+			return n.Name
+		}
+	}
+	return addr.String()
+}
+
+func (c *bgpCluster) nodeNames() []string {
+	var names []string
+	for _, n := range c.nodes {
+		names = append(names, n.Name)
+	}
+	return names
+}
+
+// A node dies: cut off the network and its speaker killed, it sends nothing
+// more, not even the close of its BGP session; the router drops its next hop
+// when the session's hold timer expires, and keeps the others throughout.
+// BGP_HOLD_TIME sets the BGPPeer's holdTime (3s in make test; the docs'
+// figure for MetalLB's default is measured with 90s).
+func TestBGPNodeDies(t *testing.T) {
+	hold, err := time.ParseDuration(cmpOr(os.Getenv("BGP_HOLD_TIME"), "3s"))
+	if err != nil {
+		t.Fatalf("BGP_HOLD_TIME: %v", err)
+	}
+	c, _, ip := newBGPServing(t, hold.String())
+	s := c.sampleNextHops(t, ip)
+	dead := c.nodes[2].Name
+	died := time.Now()
+	if err := c.net.Disconnect(dead); err != nil {
+		t.Fatal(err)
+	}
+	c.runner.StopNode(dead, syscall.SIGKILL)
+	others := slices.DeleteFunc(c.nodeNames(), func(n string) bool { return n == dead })
+	c.waitNextHopsWithin(t, hold+time.Minute, ip, others...)
+	samples := s.stop()
+
+	gone, ok := s.firstWithout(dead, died)
+	if !ok {
+		t.Fatalf("no sample without %s's next hop", dead)
+	}
+	withdrawn := gone.Sub(died)
+	t.Logf("BGP NODE DIES (holdTime %s): the router dropped %s's next hop %s after the node died; %d samples, fewest next hops %d",
+		hold, dead, withdrawn.Round(10*time.Millisecond), len(samples), fewestNextHops(samples))
+	// The hold timer runs out between one keepalive interval (a third of it)
+	// short of the hold time and the hold time after the last keepalive; a
+	// sample every 100 ms sees it within that.
+	if earliest, latest := hold-hold/3-100*time.Millisecond, hold+time.Second; withdrawn < earliest || withdrawn > latest {
+		t.Errorf("the next hop went %s after the node died; the hold timer (%s) expires between %s and %s", withdrawn, hold, earliest, latest)
+	}
+	if n := fewestNextHops(samples); n < len(others) {
+		t.Errorf("the router was down to %d next hops; the %d other nodes must stay", n, len(others))
+	}
+}
+
+func cmpOr(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}
+
+// nextHopSample is the router's next hops to an address at a time.
+type nextHopSample struct {
+	at    time.Time
+	nodes []string
+}
+
+// nextHopSampler asks the router for its next hops to an address every
+// 100 ms, until stopped.
+type nextHopSampler struct {
+	mu      sync.Mutex
+	samples []nextHopSample
+	done    chan struct{}
+	stopped sync.WaitGroup
+}
+
+func (c *bgpCluster) sampleNextHops(t *testing.T, ip net.IP) *nextHopSampler {
+	s := &nextHopSampler{done: make(chan struct{})}
+	s.stopped.Add(1)
+	go func() {
+		defer s.stopped.Done()
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if nodes, err := c.nextHops(t.Context(), ip); err == nil {
+				s.mu.Lock()
+				s.samples = append(s.samples, nextHopSample{time.Now(), nodes})
+				s.mu.Unlock()
+			}
+			select {
+			case <-s.done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	t.Cleanup(func() { s.stop() })
+	return s
+}
+
+// stop ends the sampling, once, and returns the samples.
+func (s *nextHopSampler) stop() []nextHopSample {
+	select {
+	case <-s.done:
+	default:
+		close(s.done)
+	}
+	s.stopped.Wait()
+	return s.samples
+}
+
+// firstWithout returns the time of the first sample after since without the
+// node.
+func (s *nextHopSampler) firstWithout(node string, since time.Time) (time.Time, bool) {
+	for _, sample := range s.stop() {
+		if sample.at.After(since) && !slices.Contains(sample.nodes, node) {
+			return sample.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+func fewestNextHops(samples []nextHopSample) int {
+	fewest := -1
+	for _, s := range samples {
+		if fewest < 0 || len(s.nodes) < fewest {
+			fewest = len(s.nodes)
+		}
+	}
+	return fewest
+}
+
+// longestAbsence returns the longest time one node was missing from the
+// samples, and which.
+func longestAbsence(samples []nextHopSample, nodes []string) (time.Duration, string) {
+	var longest time.Duration
+	var who string
+	for _, node := range nodes {
+		var since time.Time
+		for _, s := range samples {
+			switch present := slices.Contains(s.nodes, node); {
+			case !present && since.IsZero():
+				since = s.at
+			case present && !since.IsZero():
+				if d := s.at.Sub(since); d > longest {
+					longest, who = d, node
+				}
+				since = time.Time{}
+			}
+		}
+	}
+	return longest, who
+}
+
+// Upgrade: the operator's next release replaces every speaker by the rolling
+// update while the router is asked for its paths every 100 ms: it always has
+// a path to the address through every node but the one speaker the rolling
+// update may take down at once (maxUnavailable 1).
+func TestBGPUpgrade(t *testing.T) {
+	c, op, ip := newBGPServing(t, "")
+	s := c.sampleNextHops(t, ip)
+	op.stop(t)
+	op = startOperator(t, c.env, release("4.22.1", "v0.16.1-1"))
+	op.waitReady(t)
+	c.waitMetallb(t, "v0.16.1-1", 5*time.Minute)
+	c.waitSpeakerRollout(t)
+	c.waitNextHops(t, ip, c.nodeNames()...)
+	samples := s.stop()
+
+	absent, who := longestAbsence(samples, c.nodeNames())
+	fewest := fewestNextHops(samples)
+	t.Logf("BGP UPGRADE: %d samples; fewest next hops %d of %d; longest a node was missing: %s (%s)",
+		len(samples), fewest, len(c.nodes), absent.Round(10*time.Millisecond), who)
+	if fewest < len(c.nodes)-1 {
+		t.Errorf("the router was down to %d next hops to %s during the upgrade; maxUnavailable 1 allows one node fewer than %d", fewest, ip, len(c.nodes))
+	}
+}
+
+// Deactivate: with the pool and the advertisement deleted the route is
+// withdrawn, and MetalLB stays for the BGPPeer the user kept; with the
+// BGPPeer deleted too, MetalLB's workloads go, the sessions with them, and
+// the CRDs and the memberlist Secret stay.
+func TestBGPDeactivate(t *testing.T) {
+	c, _, ip := newBGPServing(t, "")
+	kubectl(t, c.env, "delete", "-n", metallbNamespace, "ipaddresspool/datacenter", "bgpadvertisement/datacenter")
+	c.waitNextHops(t, ip)
+	kubectl(t, c.env, "get", "-n", metallbNamespace, "daemonset/speaker", "bgppeer.v1beta2.metallb.io/router")
+
+	kubectl(t, c.env, "delete", "-n", metallbNamespace, "bgppeer.v1beta2.metallb.io/router")
+	c.waitWorkloadsGone(t)
+	c.waitSessions(t, 0)
+	kubectl(t, c.env, "get", "crd", "bgppeers.metallb.io", "ipaddresspools.metallb.io")
+	kubectl(t, c.env, "get", "-n", metallbNamespace, "secret/memberlist")
+}
+
+// waitSessions waits until the router has as many established sessions.
+func (c *bgpCluster) waitSessions(t *testing.T, want int) {
+	t.Helper()
+	var got int
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		got, err = c.router.Established(ctx)
+		return err == nil && got == want, err
+	})
+	if err != nil {
+		t.Fatalf("the router has %d BGP sessions established, want %d: %v", got, want, err)
+	}
+}
+
+// Peers of the conversion stories: one written as v1beta2 with a field only
+// v1beta2 has (its password in a Secret), one written as v1beta1 without a
+// hold time.
+const (
+	securedPeer = `apiVersion: v1
+kind: Secret
+type: kubernetes.io/basic-auth
+metadata:
+  name: bgp-password
+  namespace: metallb-system
+stringData:
+  password: example
+---
+apiVersion: metallb.io/v1beta2
+kind: BGPPeer
+metadata:
+  name: secured
+  namespace: metallb-system
+spec:
+  myASN: 64500
+  peerASN: 64501
+  peerAddress: 192.0.2.3
+  passwordSecret:
+    name: bgp-password
+    namespace: metallb-system
+`
+	legacyPeer = `apiVersion: metallb.io/v1beta1
+kind: BGPPeer
+metadata:
+  name: legacy
+  namespace: metallb-system
+spec:
+  myASN: 64500
+  peerASN: 64501
+  peerAddress: 192.0.2.3
+`
+)
+
+// Conversion through MetalLB's controller: once it serves, the BGPPeer CRD
+// converts through its webhook, with the CA bundle the controller injected
+// (the operator owns none of it); a v1beta1 peer reads back as v1beta2 with
+// the hold and keepalive times MetalLB's converter sets, and a v1beta2 one as
+// v1beta1 with them too, without what v1beta1 cannot hold.
+func TestBGPPeerConversion(t *testing.T) {
+	c := newMetallbCluster(t)
+	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"))
+	op.waitReady(t)
+	c.configure(t)
+	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
+	waitConversion(t, c, "Webhook")
+	c.applyOnceServed(t, writeTemp(t, securedPeer+"---\n"+legacyPeer))
+
+	want := `{"disableMP":false,"dualStackAddressFamily":false,"holdTime":"0s","keepaliveTime":"0s","myASN":64500,"passwordSecret":{},"peerASN":64501,"peerAddress":"192.0.2.3","peerPort":179}`
+	if got := peerSpec(t, c, "v1beta2", "legacy"); got != want {
+		t.Errorf("the v1beta1 peer reads as v1beta2 %s: not as MetalLB's converter makes it", got)
+	}
+	if got := peerSpec(t, c, "v1beta1", "secured"); got != `{"holdTime":"0s","keepaliveTime":"0s","myASN":64500,"peerASN":64501,"peerAddress":"192.0.2.3","peerPort":179}` {
+		t.Errorf("the v1beta2 peer reads as v1beta1 %s: not as MetalLB's converter makes it", got)
+	}
+	managers := kubectl(t, c.env, "get", "crd", "bgppeers.metallb.io", "--show-managed-fields", "-o", "json")
+	assertCABundleNotOurs(t, managers)
+}
+
+// Without webhooks (--metallb-webhooks=false) BGPPeers convert with None, as
+// the user guide says: the API server rewrites the apiVersion and drops what
+// the version read has no field for, and sets nothing.
+func TestBGPPeerConversionWithoutWebhooks(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	createNamespaces(t, env, operatorNamespace)
+	op := startOperator(t, env, release("4.22.0", "v0.16.1"), "--platform=BareMetal", "--metallb-webhooks=false")
+	op.waitReady(t)
+	c := &metallbCluster{env: env}
+	waitConversion(t, c, "None")
+	applyOnceServed(t, env, writeTemp(t, securedPeer+"---\n"+legacyPeer))
+	if got := peerSpec(t, c, "v1beta2", "legacy"); got != `{"disableMP":false,"dualStackAddressFamily":false,"myASN":64500,"peerASN":64501,"peerAddress":"192.0.2.3","peerPort":179}` {
+		t.Errorf("the v1beta1 peer reads as v1beta2 %s", got)
+	}
+	if got := peerSpec(t, c, "v1beta1", "secured"); got != `{"myASN":64500,"peerASN":64501,"peerAddress":"192.0.2.3","peerPort":179}` {
+		t.Errorf("the v1beta2 peer reads as v1beta1 %s", got)
+	}
+}
+
+// waitConversion waits until BGPPeers convert with the strategy; with the
+// webhook, once the controller has injected its CA bundle.
+func waitConversion(t *testing.T, c *metallbCluster, strategy string) {
+	t.Helper()
+	var got string
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		got, _ = kubectlErr(c.env, "get", "crd", "bgppeers.metallb.io", "-o",
+			`jsonpath={.spec.conversion.strategy} {.spec.conversion.webhook.clientConfig.caBundle}`)
+		s, ca, _ := strings.Cut(got, " ")
+		return s == strategy && (strategy != "Webhook" || ca != ""), nil
+	})
+	if err != nil {
+		t.Fatalf("BGPPeers convert as %q, want %s", got, strategy)
+	}
+}
+
+// peerSpec reads a BGPPeer's spec in a version, as JSON.
+func peerSpec(t *testing.T, c *metallbCluster, version, name string) string {
+	t.Helper()
+	out := kubectl(t, c.env, "get", "bgppeers."+version+".metallb.io", name, "-n", metallbNamespace, "-o", "jsonpath={.spec}")
+	_, spec, _ := strings.Cut(out, "{") // past kubectl's deprecation warning for v1beta1
+	return "{" + spec
+}
+
+// assertCABundleNotOurs checks, in a CRD's JSON with its managed fields, that
+// no field manager of the operator owns the CA bundle.
+func assertCABundleNotOurs(t *testing.T, crdJSON string) {
+	t.Helper()
+	var crd struct {
+		Metadata struct {
+			ManagedFields []struct {
+				Manager  string          `json:"manager"`
+				FieldsV1 json.RawMessage `json:"fieldsV1"`
+			} `json:"managedFields"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal([]byte(crdJSON), &crd); err != nil {
+		t.Fatal(err)
+	}
+	owner := ""
+	for _, f := range crd.Metadata.ManagedFields {
+		if strings.Contains(string(f.FieldsV1), "caBundle") {
+			owner = f.Manager
+		}
+		if strings.HasPrefix(f.Manager, "cluster-network-operator") && strings.Contains(string(f.FieldsV1), "caBundle") {
+			t.Errorf("the operator (%s) owns the CA bundle", f.Manager)
+		}
+	}
+	t.Logf("the CA bundle is %q's", owner)
+}
