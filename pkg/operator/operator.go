@@ -11,6 +11,8 @@ import (
 	"github.com/go-logr/logr"
 	configv1 "github.com/openshift/api/config/v1"
 	"go.uber.org/zap/zapcore"
+	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
+	metallbv1beta2 "go.universe.tf/metallb/api/v1beta2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -97,11 +99,14 @@ func Run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// scheme knows the built-in kinds and the MetalLB tuning object.
+// scheme knows the built-in kinds, the MetalLB tuning object and MetalLB's
+// own kinds (the module reads its advertisements, BGPPeers and reports).
 var scheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(v1beta1.AddToScheme(s))
+	utilruntime.Must(metallbv1beta1.AddToScheme(s))
+	utilruntime.Must(metallbv1beta2.AddToScheme(s))
 	utilruntime.Must(configv1.Install(s))
 	return s
 }()

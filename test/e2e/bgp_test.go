@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net"
 	"os"
 	"slices"
@@ -458,4 +459,79 @@ func assertCABundleNotOurs(t *testing.T, crdJSON string) {
 		}
 	}
 	t.Logf("the CA bundle is %q's", owner)
+}
+
+// What users get wrong with BGP is told where they look, an Event on the
+// object and a line in the MetalLB object's status, and never makes the
+// operator Degraded: an advertisement naming a pool that does not exist, a
+// BGPPeer with hold time 0s, a BGPPeer whose password Secret is missing (as
+// MetalLB itself reports it, in its ConfigurationStates), and a pool that
+// only BGP would announce, with no BGPPeer left.
+func TestBGPMistakesAreTold(t *testing.T) {
+	c, _, _ := newBGPServing(t, "")
+	kubectl(t, c.env, "apply", "-f", writeTemp(t, "apiVersion: metallb.io/v1beta1\nkind: MetalLB\nmetadata:\n  name: metallb\n  namespace: metallb-system\n"))
+	c.applyOnceServed(t, writeTemp(t, `apiVersion: metallb.io/v1beta1
+kind: BGPAdvertisement
+metadata:
+  name: typo
+  namespace: metallb-system
+spec:
+  ipAddressPools:
+  - datacentre
+---
+apiVersion: metallb.io/v1beta2
+kind: BGPPeer
+metadata:
+  name: secured
+  namespace: metallb-system
+spec:
+  myASN: 64500
+  peerASN: 64501
+  peerAddress: 192.0.2.4
+  holdTime: 0s
+  passwordSecret:
+    name: missing
+    namespace: metallb-system
+`))
+	told := map[string]string{
+		"SelectsNoPool":        "BGPAdvertisement metallb-system/typo selects no IPAddressPool",
+		"HoldTimeZero":         "BGPPeer metallb-system/secured has holdTime 0s",
+		"ConfigurationInvalid": "secret ref not found for peer config \"metallb-system\"/\"secured\"",
+	}
+	for reason, want := range told {
+		if note := strings.Join(waitEventNotes(t, c.env, reason), "\n"); !strings.Contains(note, want) {
+			t.Errorf("the %s Event says %q, not %q", reason, note, want)
+		}
+	}
+	c.waitMetalLBMessage(t, "Degraded", "False", slices.Collect(maps.Values(told))...)
+
+	kubectl(t, c.env, "delete", "-n", metallbNamespace, "bgppeer.v1beta2.metallb.io/router", "bgppeer.v1beta2.metallb.io/secured")
+	want := "IPAddressPool metallb-system/datacenter is announced only by BGP (BGPAdvertisement datacenter), and no BGPPeer exists"
+	if note := strings.Join(waitEventNotes(t, c.env, "NoBGPPeer"), "\n"); !strings.Contains(note, want) {
+		t.Errorf("the NoBGPPeer Event says %q, not %q", note, want)
+	}
+	c.waitMetalLBMessage(t, "Degraded", "False", want)
+}
+
+// waitMetalLBMessage waits until the MetalLB object's condition of a type has
+// the status and a message that says each of want.
+func (c *metallbCluster) waitMetalLBMessage(t *testing.T, typ, status string, want ...string) {
+	t.Helper()
+	var got string
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		condition := `{.status.conditions[?(@.type=="` + typ + `")]`
+		got, _ = kubectlErr(c.env, "get", "metallb", "metallb", "-n", metallbNamespace, "-o", "jsonpath="+condition+".status} "+condition+".message}")
+		if !strings.HasPrefix(got, status+" ") {
+			return false, nil
+		}
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("the MetalLB object's %s is %q, want %s with %q", typ, got, status, want)
+	}
 }

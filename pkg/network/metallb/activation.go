@@ -1,6 +1,7 @@
 package metallb
 
 import (
+	"context"
 	"fmt"
 
 	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
@@ -11,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
@@ -46,24 +48,56 @@ func (c *configs) add(gvk schema.GroupVersionKind, items []metav1.PartialObjectM
 	}
 }
 
-// watchConfigs watches the configuration kinds once their CRDs exist;
-// watching a kind that is not served would fail the controller. Only their
-// creation and deletion matter: whether MetalLB is asked for.
+// ofKind returns the objects of a kind in MetalLB's namespace.
+func (c *configs) ofKind(kind string) []*metav1.PartialObjectMetadata {
+	var out []*metav1.PartialObjectMetadata
+	for _, o := range c.inNamespace {
+		if o.Kind == kind {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// watchConfigs watches the configuration kinds, and MetalLB's reports on
+// them, once their CRDs exist; watching a kind that is not served would fail
+// the controller. Of the configuration, its creation and deletion matter
+// (whether MetalLB is asked for), and changes of spec or labels (what the
+// advertisements select); of the reports, their result.
 func (r *Reconciler) watchConfigs() error {
 	for _, gvk := range configKinds {
-		if r.watching[gvk] {
-			continue
-		}
 		obj := &metav1.PartialObjectMetadata{}
 		obj.SetGroupVersionKind(gvk)
-		src := source.Kind(r.cache, client.Object(obj), handler.EnqueueRequestsFromMapFunc(enqueue), createdOrDeleted)
-		if err := r.controller.Watch(src); err != nil {
-			return fmt.Errorf("watching %s: %w", gvk.Kind, err)
+		if err := r.watchOnce(gvk, source.Kind(r.cache, client.Object(obj), handler.EnqueueRequestsFromMapFunc(enqueue), specOrLabelsChanged)); err != nil {
+			return err
 		}
-		r.watching[gvk] = true
 	}
+	return r.watchOnce(configurationStateKind, source.Kind(r.cache, &metallbv1beta1.ConfigurationState{},
+		handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, o *metallbv1beta1.ConfigurationState) []reconcile.Request {
+			return enqueue(ctx, o)
+		}), resultChanged))
+}
+
+func (r *Reconciler) watchOnce(gvk schema.GroupVersionKind, src source.Source) error {
+	if r.watching[gvk] {
+		return nil
+	}
+	if err := r.controller.Watch(src); err != nil {
+		return fmt.Errorf("watching %s: %w", gvk.Kind, err)
+	}
+	r.watching[gvk] = true
 	return nil
 }
 
-// createdOrDeleted drops updates: they cannot change whether MetalLB is asked for.
-var createdOrDeleted = predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
+var configurationStateKind = metallbv1beta1.GroupVersion.WithKind("ConfigurationState")
+
+// specOrLabelsChanged drops the updates that change neither the spec (the
+// generation) nor the labels.
+var specOrLabelsChanged = predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})
+
+// resultChanged drops the updates of a report that leave its result as it was.
+var resultChanged = predicate.TypedFuncs[*metallbv1beta1.ConfigurationState]{
+	UpdateFunc: func(e event.TypedUpdateEvent[*metallbv1beta1.ConfigurationState]) bool {
+		return e.ObjectOld.Status.Result != e.ObjectNew.Status.Result || e.ObjectOld.Status.ErrorSummary != e.ObjectNew.Status.ErrorSummary
+	},
+}

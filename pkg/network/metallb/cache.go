@@ -3,6 +3,8 @@ package metallb
 import (
 	"maps"
 
+	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
+	metallbv1beta2 "go.universe.tf/metallb/api/v1beta2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -24,9 +26,7 @@ func ConfigureManager(opts *manager.Options, env Environment) error {
 	}
 	maps.Copy(opts.Cache.ByObject, byObject)
 	if opts.Cache.DefaultTransform == nil {
-		// Nothing the module decides reads managedFields, which for a CRD
-		// are as large as its schema.
-		opts.Cache.DefaultTransform = cache.TransformStripManagedFields()
+		opts.Cache.DefaultTransform = keepWhatIsRead
 	}
 	if opts.Client.Cache == nil {
 		opts.Client.Cache = &client.CacheOptions{}
@@ -41,11 +41,12 @@ func cacheByObject(env Environment) (map[client.Object]cache.ByObject, error) {
 		return nil, err
 	}
 	selector := ownership.AsSelector()
+	namespace := map[string]cache.Config{env.Namespace: {}}
 	byObject := map[client.Object]cache.ByObject{
 		// Read from the informer's store (nodeProviders), never copied.
 		&corev1.Node{}: {Transform: nodePlatformOnly},
 		// MetalLB's pods, to name the nodes of a hung rollout.
-		&corev1.Pod{}: {Label: metallbPods.AsSelector(), Namespaces: map[string]cache.Config{env.Namespace: {}}, Transform: podReadinessOnly},
+		&corev1.Pod{}: {Label: metallbPods.AsSelector(), Namespaces: namespace, Transform: podReadinessOnly},
 	}
 	for _, gvk := range inv.kinds {
 		// Every reconcile reads them all, the CRDs (hundreds of kilobytes) among
@@ -54,7 +55,7 @@ func cacheByObject(env Environment) (map[client.Object]cache.ByObject, error) {
 		if inv.namespaced[gvk] {
 			// Only MetalLB's namespace: the operator may read its Secrets and the
 			// like there and nowhere else.
-			by.Namespaces = map[string]cache.Config{env.Namespace: {}}
+			by.Namespaces = namespace
 		}
 		byObject[emptyObject(gvk)] = by
 	}
@@ -94,4 +95,48 @@ func podReadinessOnly(obj any) (any, error) {
 		}
 	}
 	return kept, nil
+}
+
+// keepWhatIsRead is the cache's transform. Of BGPPeers and MetalLB's
+// ConfigurationStates, which tell the mistakes in MetalLB's configuration, it
+// keeps what the module reads (a BGPPeer's hold time, and not its password);
+// they cannot go in ByObject, which needs their CRDs, the module's to create,
+// when the cache is made. Of the rest it drops managedFields: nothing the
+// module decides reads them, and for a CRD they are as large as its schema.
+func keepWhatIsRead(obj any) (any, error) {
+	switch obj.(type) {
+	case *metallbv1beta2.BGPPeer:
+		return peerHoldTimeOnly(obj)
+	case *metallbv1beta1.ConfigurationState:
+		return configurationResultOnly(obj)
+	}
+	return stripManagedFields(obj)
+}
+
+var stripManagedFields = cache.TransformStripManagedFields()
+
+// peerHoldTimeOnly keeps of a BGPPeer who it is and its hold time.
+func peerHoldTimeOnly(obj any) (any, error) {
+	p, ok := obj.(*metallbv1beta2.BGPPeer)
+	if !ok {
+		return obj, nil
+	}
+	return &metallbv1beta2.BGPPeer{TypeMeta: p.TypeMeta, ObjectMeta: identity(p.ObjectMeta),
+		Spec: metallbv1beta2.BGPPeerSpec{HoldTime: p.Spec.HoldTime}}, nil
+}
+
+// configurationResultOnly keeps of a ConfigurationState who it is, which
+// component's it is (its labels) and its result.
+func configurationResultOnly(obj any) (any, error) {
+	c, ok := obj.(*metallbv1beta1.ConfigurationState)
+	if !ok {
+		return obj, nil
+	}
+	return &metallbv1beta1.ConfigurationState{TypeMeta: c.TypeMeta, ObjectMeta: identity(c.ObjectMeta),
+		Status: metallbv1beta1.ConfigurationStateStatus{Result: c.Status.Result, ErrorSummary: c.Status.ErrorSummary}}, nil
+}
+
+// identity is who an object is, and its labels.
+func identity(m metav1.ObjectMeta) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion, Labels: m.Labels}
 }

@@ -41,6 +41,7 @@ type findings struct {
 	blockers        []conflict                      // what stops taking the foreign objects over
 	takeoverAsked   bool                            // the adoption annotation asks for it
 	others          []conflict                      // other MetalLB workloads beside the module's
+	mistakes        []conflict                      // in the user's configuration: told, never Degraded
 	foreignAPI      bool                            // the MetalLB CRD is another operator's
 	managedBy       string                          // who manages MetalLB instead, when another operator does
 	elsewhere       []*metav1.PartialObjectMetadata // configuration objects MetalLB ignores
@@ -110,6 +111,9 @@ func (f *findings) degraded(opts Options, actErr error) (metav1.ConditionStatus,
 	message := "MetalLB runs as configured."
 	for _, o := range f.elsewhere {
 		message += " " + ignoredMessage(o, opts.Namespace) + "."
+	}
+	for _, m := range f.mistakes {
+		message += " " + m.message + "."
 	}
 	return metav1.ConditionFalse, ReasonAsExpected, message
 }

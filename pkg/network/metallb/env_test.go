@@ -11,6 +11,8 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
 	configv1 "github.com/openshift/api/config/v1"
+	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
+	metallbv1beta2 "go.universe.tf/metallb/api/v1beta2"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -42,6 +44,8 @@ var testScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(v1beta1.AddToScheme(s))
+	utilruntime.Must(metallbv1beta1.AddToScheme(s))
+	utilruntime.Must(metallbv1beta2.AddToScheme(s))
 	utilruntime.Must(configv1.Install(s))
 	utilruntime.Must(apiextensionsv1.AddToScheme(s))
 	return s

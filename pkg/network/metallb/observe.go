@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	configv1 "github.com/openshift/api/config/v1"
+	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
+	metallbv1beta2 "go.universe.tf/metallb/api/v1beta2"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -52,6 +54,13 @@ type Snapshot struct {
 	// MemberlistKeys are the keys of the memberlist Secret while it is
 	// foreign, nil otherwise: a takeover keeps that Secret as it is.
 	MemberlistKeys []string
+	// Advertisements, Peers and ConfigStates are MetalLB's advertisements and
+	// BGPPeers in its namespace, by what they select and set, and its
+	// components' reports on the configuration they loaded: what tells the
+	// user's mistakes in it.
+	Advertisements []Advertisement
+	Peers          []Peer
+	ConfigStates   []ConfigState
 	// Tracking is the rollout tracking kept on the namespace.
 	Tracking status.Tracking
 	// SpeakerPods are the speakers' pods, read only while a rollout is in
@@ -81,8 +90,8 @@ func (s *Snapshot) owned(gvk schema.GroupVersionKind, namespace, name string) *u
 func (r *Reconciler) observe(ctx context.Context) (*Snapshot, error) {
 	s := &Snapshot{}
 	for _, read := range []func(context.Context, *Snapshot) error{
-		r.readTuning, r.readPlatform, r.readOwned, r.readForeign, r.readWorkloads, r.readMemberlistKeys, r.readConfigs, r.readClasses,
-		r.readSpeakerPods, r.readClusterOperator,
+		r.readTuning, r.readPlatform, r.readOwned, r.readForeign, r.readWorkloads, r.readMemberlistKeys, r.readConfigs,
+		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readSpeakerPods, r.readClusterOperator,
 	} {
 		if err := read(ctx, s); err != nil {
 			return nil, err
@@ -233,4 +242,64 @@ func (r *Reconciler) readClusterOperator(ctx context.Context, s *Snapshot) error
 	var err error
 	s.ClusterOperator, err = r.clusterOperator.Get(ctx)
 	return err
+}
+
+// readAdvertisements reads MetalLB's advertisements and BGPPeers in its
+// namespace, once their kinds are served.
+func (r *Reconciler) readAdvertisements(ctx context.Context, s *Snapshot) error {
+	if !s.Configs.Served {
+		return nil
+	}
+	in := client.InNamespace(r.opts.Namespace)
+	var bgp metallbv1beta1.BGPAdvertisementList
+	var l2 metallbv1beta1.L2AdvertisementList
+	var peers metallbv1beta2.BGPPeerList
+	for _, list := range []client.ObjectList{&bgp, &l2, &peers} {
+		if err := r.client.List(ctx, list, in); err != nil {
+			return fmt.Errorf("listing %T: %w", list, err)
+		}
+	}
+	for i := range bgp.Items {
+		a := &bgp.Items[i]
+		s.Advertisements = append(s.Advertisements, Advertisement{Object: metadataOf(a, metallbv1beta1.GroupVersion.WithKind(bgpAdvertisementKind)),
+			Pools: a.Spec.IPAddressPools, PoolSelectors: a.Spec.IPAddressPoolSelectors, Peers: a.Spec.Peers})
+	}
+	for i := range l2.Items {
+		a := &l2.Items[i]
+		s.Advertisements = append(s.Advertisements, Advertisement{Object: metadataOf(a, metallbv1beta1.GroupVersion.WithKind(l2AdvertisementKind)),
+			Pools: a.Spec.IPAddressPools, PoolSelectors: a.Spec.IPAddressPoolSelectors})
+	}
+	for i := range peers.Items {
+		p := &peers.Items[i]
+		s.Peers = append(s.Peers, Peer{Object: metadataOf(p, metallbv1beta2.GroupVersion.WithKind("BGPPeer")), HoldTime: p.Spec.HoldTime})
+	}
+	return nil
+}
+
+// readConfigStates reads MetalLB's components' reports on the configuration
+// they loaded, once their kind is served.
+func (r *Reconciler) readConfigStates(ctx context.Context, s *Snapshot) error {
+	if !s.Configs.Served {
+		return nil
+	}
+	var list metallbv1beta1.ConfigurationStateList
+	if err := r.client.List(ctx, &list, client.InNamespace(r.opts.Namespace)); err != nil {
+		return fmt.Errorf("listing ConfigurationStates: %w", err)
+	}
+	for i := range list.Items {
+		c := &list.Items[i]
+		s.ConfigStates = append(s.ConfigStates, ConfigState{Object: metadataOf(c, metallbv1beta1.GroupVersion.WithKind("ConfigurationState")),
+			Component: c.Labels[configurationComponentLabel], Node: c.Labels[configurationNodeLabel],
+			Result: string(c.Status.Result), ErrorSummary: c.Status.ErrorSummary})
+	}
+	return nil
+}
+
+// metadataOf is a MetalLB object's metadata, for the Events on it: typed
+// objects from the cache do not know their kind.
+func metadataOf(o client.Object, gvk schema.GroupVersionKind) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: o.GetName(),
+		UID: o.GetUID(), Labels: o.GetLabels()}}
+	m.SetGroupVersionKind(gvk)
+	return m
 }

@@ -146,6 +146,10 @@ func (p *Plan) deploy(s *Snapshot, settings Settings, desired []*unstructured.Un
 	}
 	p.WatchConfigs = true
 	p.Notices = append(p.Notices, ignoredNotices(s.Configs.elsewhere, p.opts.Namespace)...)
+	if p.found.active {
+		p.found.mistakes = configMistakes(s.Configs.ofKind(ipAddressPoolKind), s.Advertisements, s.Peers, s.ConfigStates)
+		p.Notices = append(p.Notices, conflictNotices(p.found.mistakes)...)
+	}
 	p.OnCreate = memberlistEvents(s, p.Apply, p.opts.Namespace)
 	p.track(s, settings, want)
 }

@@ -66,13 +66,15 @@ var planCases = []planCase{
 	{name: "platform not allowed: what runs stays, the pool and the tuning object told why", cluster: with(running("A"), awsNodes, tuned(v1beta1.MetalLBSpec{})),
 		want: planned{version: "A", statuses: []string{"metallb-system/metallb"},
 			events: []string{"Warning PlatformNotSupported IPAddressPool/pool1: the platform is AWS (from node n0's provider ID aws:///us-east-1a/i-0)",
+				"Warning PlatformNotSupported L2Advertisement/l2: the platform is AWS",
 				"Warning PlatformNotSupported MetalLB/metallb: To deploy it anyway, start the operator with --platform=BareMetal."},
 			conditions: []string{"Degraded True PlatformNotSupported: the operator deploys MetalLB only on BareMetal, None", "Available True PlatformNotSupported: MetalLB is not deployed on this platform."}}},
 	{name: "platform not allowed and nothing configured: not degraded", cluster: with(empty, awsNodes),
 		want: planned{conditions: []string{"Degraded False AsExpected", "Available True PlatformNotSupported"}}},
 	{name: "the Infrastructure object decides the platform", cluster: with(empty, pool, func(s *Snapshot) { s.Platform.Infrastructure = "AWS" }),
 		want: planned{conditions: []string{"Degraded True PlatformNotSupported: the platform is AWS (from Infrastructure cluster)"},
-			events: []string{"Warning PlatformNotSupported IPAddressPool/pool1: from Infrastructure cluster"}}},
+			events: []string{"Warning PlatformNotSupported IPAddressPool/pool1: from Infrastructure cluster",
+				"Warning PlatformNotSupported L2Advertisement/l2: from Infrastructure cluster"}}},
 	{name: "--platform overrides the nodes", opts: func(o *Options) { o.Platform = "BareMetal" }, cluster: with(empty, pool, awsNodes),
 		want: planned{apply: cat(foundation, workloadParts), withheld: []string{webhooks + ": not available yet"},
 			events:     []string{"Normal MemberlistKeyGenerated Secret/memberlist: Generated"},
@@ -184,11 +186,17 @@ func cat(lists ...[]string) []string {
 
 func releaseB(o *Options) { o.Images = imagesOf("B") }
 
+// pool is the configuration of a first activation: a pool and a layer-2
+// advertisement for every pool.
 func pool(s *Snapshot) {
-	s.Configs.inNamespace = append(s.Configs.inNamespace, configObject("IPAddressPool", DefaultNamespace, "pool1"))
+	l2 := configObject(l2AdvertisementKind, DefaultNamespace, "l2")
+	s.Configs.inNamespace = append(s.Configs.inNamespace, configObject(ipAddressPoolKind, DefaultNamespace, "pool1"), l2)
+	s.Advertisements = append(s.Advertisements, Advertisement{Object: l2})
 }
 
-func unconfigured(s *Snapshot) { s.Configs.inNamespace, s.Tuning = nil, nil }
+func unconfigured(s *Snapshot) {
+	s.Configs.inNamespace, s.Tuning, s.Advertisements = nil, nil, nil
+}
 
 func newKey(s *Snapshot) { s.MemberlistKey = "bmV3" }
 

@@ -209,7 +209,7 @@ func runningWith(release string, spec v1beta1.MetalLBSpec) func(*testing.T, Opti
 		}
 		s.MemberlistKey = ""
 		s.Tracking = status.Tracking{Version: release}
-		s.Configs.inNamespace = []*metav1.PartialObjectMetadata{configObject("IPAddressPool", DefaultNamespace, "pool1")}
+		pool(s)
 		return s
 	}
 }
