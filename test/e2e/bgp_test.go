@@ -72,11 +72,42 @@ func newBGPServing(t *testing.T, holdTime string) (*bgpCluster, *runningOperator
 
 // Announce: every node announces the address of a Service with
 // externalTrafficPolicy Cluster, and only the node with its ready endpoint
-// once the policy is Local.
+// once the policy is Local. MetalLB's ServiceBGPStatuses, which the user guide
+// points to, say the same.
 func TestBGPAnnounce(t *testing.T) {
 	c, _, ip := newBGPServing(t, "")
+	c.waitServiceBGPStatus(t, c.nodeNames()...)
 	kubectl(t, c.env, "patch", "service", "web", "-n", "default", "--type=merge", "-p", `{"spec":{"externalTrafficPolicy":"Local"}}`)
 	c.waitNextHops(t, ip, c.nodes[0].Name)
+	c.waitServiceBGPStatus(t, c.nodes[0].Name)
+}
+
+// waitServiceBGPStatus waits until MetalLB's ServiceBGPStatuses say that the
+// Service default/web is announced to the BGPPeer router from the nodes
+// named, and from no other.
+func (c *bgpCluster) waitServiceBGPStatus(t *testing.T, nodes ...string) {
+	t.Helper()
+	slices.Sort(nodes)
+	var want []string
+	for _, n := range nodes {
+		want = append(want, n+" default/web [router]")
+	}
+	var got []string
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		out, _ := kubectlErr(c.env, "get", "servicebgpstatuses", "-n", metallbNamespace, "-o",
+			`jsonpath={range .items[*]}{.status.node} {.status.serviceNamespace}/{.status.serviceName} {.status.peers}{"\n"}{end}`)
+		got = nil
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if line != "" {
+				got = append(got, strings.ReplaceAll(strings.ReplaceAll(line, `["`, "["), `"]`, "]"))
+			}
+		}
+		slices.Sort(got)
+		return slices.Equal(got, want), nil
+	})
+	if err != nil {
+		t.Fatalf("MetalLB's ServiceBGPStatuses say %q, want %q", got, want)
+	}
 }
 
 // waitNextHops waits until the router's paths to the address go through

@@ -72,6 +72,9 @@ func (r *Reconciler) watchConfigs() error {
 			return err
 		}
 	}
+	if _, err := r.client.RESTMapper().RESTMapping(configurationStateKind.GroupKind(), configurationStateKind.Version); err != nil {
+		return ignoreNoMatch(err) // MetalLB's CRDs before v0.16 lack it: watched once the module's are applied
+	}
 	return r.watchOnce(configurationStateKind, source.Kind(r.cache, &metallbv1beta1.ConfigurationState{},
 		handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, o *metallbv1beta1.ConfigurationState) []reconcile.Request {
 			return enqueue(ctx, o)

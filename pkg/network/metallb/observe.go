@@ -255,7 +255,7 @@ func (r *Reconciler) readAdvertisements(ctx context.Context, s *Snapshot) error 
 	var l2 metallbv1beta1.L2AdvertisementList
 	var peers metallbv1beta2.BGPPeerList
 	for _, list := range []client.ObjectList{&bgp, &l2, &peers} {
-		if err := r.client.List(ctx, list, in); err != nil {
+		if err := ignoreNoMatch(r.client.List(ctx, list, in)); err != nil {
 			return fmt.Errorf("listing %T: %w", list, err)
 		}
 	}
@@ -277,13 +277,14 @@ func (r *Reconciler) readAdvertisements(ctx context.Context, s *Snapshot) error 
 }
 
 // readConfigStates reads MetalLB's components' reports on the configuration
-// they loaded, once their kind is served.
+// they loaded, once their kind is served: MetalLB's CRDs before v0.16, which
+// a hand install being taken over may have, lack it.
 func (r *Reconciler) readConfigStates(ctx context.Context, s *Snapshot) error {
 	if !s.Configs.Served {
 		return nil
 	}
 	var list metallbv1beta1.ConfigurationStateList
-	if err := r.client.List(ctx, &list, client.InNamespace(r.opts.Namespace)); err != nil {
+	if err := ignoreNoMatch(r.client.List(ctx, &list, client.InNamespace(r.opts.Namespace))); err != nil {
 		return fmt.Errorf("listing ConfigurationStates: %w", err)
 	}
 	for i := range list.Items {
@@ -293,6 +294,14 @@ func (r *Reconciler) readConfigStates(ctx context.Context, s *Snapshot) error {
 			Result: string(c.Status.Result), ErrorSummary: c.Status.ErrorSummary})
 	}
 	return nil
+}
+
+// ignoreNoMatch drops the error of reading a kind that is not served.
+func ignoreNoMatch(err error) error {
+	if meta.IsNoMatchError(err) {
+		return nil
+	}
+	return err
 }
 
 // metadataOf is a MetalLB object's metadata, for the Events on it: typed
