@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the test binaries (etcd, the Kubernetes control plane, kwok, MetalLB and its
-# previous release, Helm) and
+# previous release, frr-k8s, Helm) and
 # controller-gen from the Go modules pinned under hack/tools, into a cache outside
 # the clone keyed by version. Nothing is downloaded but Go modules.
 #
-#   hack/tools.sh build [group...]   build what is missing (groups: etcd kube kwok metallb metallb-previous helm controller-tools)
+#   hack/tools.sh build [group...]   build what is missing (groups: etcd kube kwok metallb metallb-previous frr-k8s helm controller-tools)
 #   hack/tools.sh path               print the colon-separated folders holding the binaries
 #
 # Several runs may start at once (two clones, or make -j): each group is built under
@@ -13,7 +13,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/bmlb-cno/tools
-all_groups=(etcd kube kwok metallb metallb-previous helm controller-tools)
+all_groups=(etcd kube kwok metallb metallb-previous frr-k8s helm controller-tools)
 
 # The module whose version names a group's folder, and the packages it builds.
 module_of() {
@@ -22,6 +22,7 @@ module_of() {
     kube) echo k8s.io/kubernetes ;;
     kwok) echo sigs.k8s.io/kwok ;;
     metallb | metallb-previous) echo go.universe.tf/metallb ;;
+    frr-k8s) echo github.com/metallb/frr-k8s ;;
     helm) echo helm.sh/helm/v3 ;;
     controller-tools) echo sigs.k8s.io/controller-tools ;;
     *) echo "unknown tool group: $1 (want one of: ${all_groups[*]})" >&2; return 1 ;;
@@ -77,6 +78,13 @@ build_group() {
     metallb-previous) # named by release: testenv.Binary finds binaries by name in every group's folder
       go build "${flags[@]}" -ldflags "-s -w" -o "$out/metallb-controller-$version" go.universe.tf/metallb/controller
       go build "${flags[@]}" -ldflags "-s -w" -o "$out/metallb-speaker-$version" go.universe.tf/metallb/speaker ;;
+    frr-k8s) # named as in frr-k8s's image; the reloader is a script the image copies too
+      local m=github.com/metallb/frr-k8s
+      go build "${flags[@]}" -ldflags "-s -w" -o "$out/frr-k8s" $m/cmd/frr-k8s-controller
+      go build "${flags[@]}" -ldflags "-s -w" -o "$out/frr-k8s-statuscleaner" $m/cmd/statuscleaner
+      go build "${flags[@]}" -ldflags "-s -w" -o "$out/frr-status" $m/cmd/status
+      go build "${flags[@]}" -ldflags "-s -w" -o "$out/frr-metrics" $m/cmd/metrics
+      install -m 755 "$(go list -m -f '{{.Dir}}' $m)/cmd/reloader/frr-reloader.sh" "$out/frr-reloader.sh" ;;
     helm)
       go build "${flags[@]}" -ldflags "-s -w" -o "$out/helm" helm.sh/helm/v3/cmd/helm ;;
     controller-tools)

@@ -59,7 +59,7 @@ func TestInstallManifestsAgreeWithTheCode(t *testing.T) {
 		env = append(env, e.Name)
 	}
 	sort.Strings(env)
-	want := []string{metallb.ControllerImageEnv, metallb.SpeakerImageEnv, metallb.ReleaseVersionEnv}
+	want := []string{metallb.ControllerImageEnv, metallb.SpeakerImageEnv, metallb.FRRK8sImageEnv, metallb.FRRImageEnv, metallb.ReleaseVersionEnv}
 	sort.Strings(want)
 	if !slices.Equal(env, want) {
 		t.Errorf("the Deployment's environment is %v; the operator reads %v", env, want)

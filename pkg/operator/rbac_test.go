@@ -9,6 +9,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
 )
 
@@ -94,15 +95,17 @@ func assertRBACCannotBeWidened(t *testing.T, objs []*unstructured.Unstructured) 
 	}
 }
 
-// renderMetalLB returns what the operator renders with the default settings
-// and MetalLB's webhooks, which is every object it may render.
+// renderMetalLB returns what the operator renders with MetalLB's webhooks and
+// the frr-k8s BGP backend, which is every object it may render: the native
+// backend's objects and frr-k8s's.
 func renderMetalLB(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
 	images, err := metallb.ImagesFromEnv(func(string) string { return "" }, "0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := metallb.SettingsFor(metallb.Environment{Namespace: metallb.DefaultNamespace, Images: images, Webhooks: true}, nil)
+	frrK8s := &v1beta1.MetalLB{Spec: v1beta1.MetalLBSpec{BGPBackend: v1beta1.BGPBackendFRRK8s}}
+	s, err := metallb.SettingsFor(metallb.Environment{Namespace: metallb.DefaultNamespace, Images: images, Webhooks: true}, frrK8s)
 	if err != nil {
 		t.Fatal(err)
 	}

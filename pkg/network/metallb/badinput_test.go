@@ -44,8 +44,9 @@ var badInputs = []struct {
 	{"unknown log level", `logLevel: loud`, bySchema, []string{"spec.logLevel", notChecked}, `Unsupported value: "loud": supported values: "all", "debug", "info", "warn", "error", "none"`},
 	{"log level of the wrong type", `logLevel: 3`, bySchema, []string{"spec.logLevel", notChecked}, "must be of type string"},
 	{"unknown BGP backend", `bgpBackend: bird`, bySchema, []string{"spec.bgpBackend", notChecked}, `Unsupported value: "bird"`},
-	{"FRR-K8s backend, not yet supported", `bgpBackend: frr-k8s`, bySchema, []string{"spec.bgpBackend"}, "only native is supported"},
-	{"FRR backend, not yet supported", `bgpBackend: frr`, bySchema, []string{"spec.bgpBackend"}, "only native is supported"},
+	{"FRR backend, deprecated upstream", `bgpBackend: frr`, bySchema, []string{"spec.bgpBackend"}, "deprecated by MetalLB and not offered: use frr-k8s"},
+	{"external frr-k8s backend", `bgpBackend: frr-k8s-external`, bySchema, []string{"spec.bgpBackend"}, "not offered: use frr-k8s, which this operator deploys"},
+	{"alwaysBlock not a CIDR", `frrk8sConfig: {alwaysBlock: [192.0.2.0/24, 192.0.2.1]}`, bySchema, []string{"spec.frrk8sConfig.alwaysBlock"}, "must be a CIDR"},
 	{"load balancer class with spaces", `loadBalancerClass: "not a class"`, bySchema, []string{"spec.loadBalancerClass"}, "must be a label-style name"},
 	{"maxUnavailable 0", `speakerConfig: {maxUnavailable: 0}`, bySchema, []string{"spec.speakerConfig.maxUnavailable"}, "must be a number of at least 1, or a percentage from 1% to 100%"},
 	{"maxUnavailable negative", `speakerConfig: {maxUnavailable: -2}`, bySchema, []string{"spec.speakerConfig.maxUnavailable"}, "at least 1"},
@@ -104,7 +105,7 @@ func TestBadInputOffline(t *testing.T) {
 				return
 			}
 			if got := fieldPaths(t, err); !slices.Equal(got, sortedSet(tc.fields)) {
-				t.Errorf("refused with fields %q, want %q; error: %v", got, sortedSet(tc.fields), err)
+				t.Fatalf("refused with fields %q, want %q; error: %v", got, sortedSet(tc.fields), err)
 			}
 			if !strings.Contains(err.Error(), tc.says) {
 				t.Errorf("error does not say %q: %v", tc.says, err)

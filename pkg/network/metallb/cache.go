@@ -45,8 +45,8 @@ func cacheByObject(env Environment) (map[client.Object]cache.ByObject, error) {
 	byObject := map[client.Object]cache.ByObject{
 		// Read from the informer's store (nodeProviders), never copied.
 		&corev1.Node{}: {Transform: nodePlatformOnly},
-		// MetalLB's pods, to name the nodes of a hung rollout.
-		&corev1.Pod{}: {Label: metallbPods.AsSelector(), Namespaces: namespace, Transform: podReadinessOnly},
+		// MetalLB's and frr-k8s's pods, to name the nodes of a hung rollout.
+		&corev1.Pod{}: {Label: nodePods, Namespaces: namespace, Transform: podReadinessOnly},
 	}
 	for _, gvk := range inv.kinds {
 		// Every reconcile reads them all, the CRDs (hundreds of kilobytes) among

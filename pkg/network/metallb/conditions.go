@@ -48,7 +48,8 @@ type findings struct {
 	rollouts        []status.Rollout
 	tracking        status.Tracking
 	hung            bool
-	hungNodes       []string
+	// hungNodes name the nodes whose speaker, or whose frr-k8s, is not ready.
+	hungNodes, hungFRRK8sNodes []string
 	// maxUnavailable is the speakers' rollout pace, for Available.
 	maxUnavailable  intstr.IntOrString
 	clusterOperator *configv1.ClusterOperator
@@ -104,9 +105,8 @@ func (f *findings) degraded(opts Options, actErr error) (metav1.ConditionStatus,
 		return metav1.ConditionTrue, ReasonApplyFailed, fmt.Sprintf("Applying MetalLB's manifests failed, will retry: %v", actErr)
 	case f.hung:
 		return metav1.ConditionTrue, ReasonRolloutHung, fmt.Sprintf(
-			"The rollout of %s has made no progress for %s (%s); the speaker is not ready on nodes: %s. "+
-				"Look at their pods: kubectl get pods -n %s -o wide", f.tracking.Target, opts.HungAfter, f.progressMessage(),
-			joinOr(f.hungNodes, "none named (pods not yet scheduled)"), opts.Namespace)
+			"The rollout of %s has made no progress for %s (%s); %s. Look at their pods: kubectl get pods -n %s -o wide",
+			f.tracking.Target, opts.HungAfter, f.progressMessage(), f.notReady(), opts.Namespace)
 	}
 	message := "MetalLB runs as configured."
 	for _, o := range f.elsewhere {
@@ -116,6 +116,18 @@ func (f *findings) degraded(opts Options, actErr error) (metav1.ConditionStatus,
 		message += " " + m.message + "."
 	}
 	return metav1.ConditionFalse, ReasonAsExpected, message
+}
+
+// notReady names the nodes of a hung rollout, by the pod not ready on them.
+func (f *findings) notReady() string {
+	var parts []string
+	if len(f.hungNodes) > 0 || len(f.hungFRRK8sNodes) == 0 {
+		parts = append(parts, "the speaker is not ready on nodes: "+joinOr(f.hungNodes, "none named (pods not yet scheduled)"))
+	}
+	if len(f.hungFRRK8sNodes) > 0 {
+		parts = append(parts, "frr-k8s is not ready on nodes: "+strings.Join(f.hungFRRK8sNodes, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // available tells whether MetalLB serves: its controller is available and a
@@ -132,9 +144,9 @@ func (f *findings) available(opts Options) (metav1.ConditionStatus, string, stri
 	case !f.active:
 		return metav1.ConditionTrue, "NotConfigured", fmt.Sprintf("MetalLB is not configured: create an IPAddressPool in %s to deploy it.", opts.Namespace)
 	}
-	controller, speaker := f.rollout(deploymentKind.Kind), f.rollout(daemonSetKind.Kind)
+	controller, speaker, frrK8s := f.rollout(controllerName), f.rollout(speakerName), f.rollout(frrK8sName)
 	switch {
-	case controller == nil || speaker == nil || controller.Absent || speaker.Absent:
+	case controller == nil || speaker == nil || controller.Absent || speaker.Absent || frrK8s != nil && frrK8s.Absent:
 		return metav1.ConditionFalse, "Deploying", "MetalLB's workloads are being created."
 	case controller.Available == 0:
 		return metav1.ConditionFalse, "ControllerUnavailable", "MetalLB's controller is not available: no address is handed out. " + controller.Message()
@@ -142,26 +154,28 @@ func (f *findings) available(opts Options) (metav1.ConditionStatus, string, stri
 		return metav1.ConditionFalse, "NoSpeakers", "No node runs a speaker, so no address is announced: check spec.nodeSelector and spec.speakerTolerations of the MetalLB object against the nodes' labels and taints."
 	case speaker.Unavailable() > f.allowedDown(speaker):
 		return metav1.ConditionFalse, "SpeakersUnavailable", "Speakers are missing on some nodes, whose addresses are not announced. " + speaker.Message()
+	case frrK8s != nil && frrK8s.Unavailable() > f.allowedDown(frrK8s):
+		return metav1.ConditionFalse, "FRRK8sUnavailable", "frr-k8s is missing on some nodes, whose speakers cannot announce by BGP. " + frrK8s.Message()
 	}
 	return metav1.ConditionTrue, ReasonAsExpected, "MetalLB's controller is available and a speaker runs on every node."
 }
 
-// allowedDown is how many speakers may be unavailable: none, but during a
+// allowedDown is how many pods of a DaemonSet may be unavailable: none, but during a
 // rollout as many as it takes down at once.
-func (f *findings) allowedDown(speaker *status.Rollout) int64 {
+func (f *findings) allowedDown(ds *status.Rollout) int64 {
 	if !f.tracking.InFlight() {
 		return 0
 	}
-	n, err := intstr.GetScaledValueFromIntOrPercent(&f.maxUnavailable, int(speaker.Desired), true)
+	n, err := intstr.GetScaledValueFromIntOrPercent(&f.maxUnavailable, int(ds.Desired), true)
 	if err != nil {
 		return 1
 	}
 	return int64(n)
 }
 
-func (f *findings) rollout(kind string) *status.Rollout {
+func (f *findings) rollout(name string) *status.Rollout {
 	for i := range f.rollouts {
-		if f.rollouts[i].Kind == kind {
+		if f.rollouts[i].Name == name {
 			return &f.rollouts[i]
 		}
 	}

@@ -11,16 +11,27 @@ const (
 	ControllerImageEnv = "METALLB_CONTROLLER_IMAGE"
 	SpeakerImageEnv    = "METALLB_SPEAKER_IMAGE"
 	ReleaseVersionEnv  = "RELEASE_VERSION"
+	// The frr-k8s BGP backend's images: frr-k8s's own, and FRR's.
+	FRRK8sImageEnv = "FRRK8S_IMAGE"
+	FRRImageEnv    = "FRR_IMAGE"
 )
 
 // UpstreamVersion is the MetalLB release the templates follow; its images are
 // deployed when the operator's environment names none.
 const UpstreamVersion = "v0.16.1"
 
+// The frr-k8s release MetalLB's UpstreamVersion was built against (its
+// go.mod), and the FRR image that release's manifest runs.
+const (
+	upstreamFRRK8sImage = "quay.io/metallb/frr-k8s:v0.0.25"
+	upstreamFRRImage    = "quay.io/frrouting/frr:10.4.3"
+)
+
 // Images are the images MetalLB runs and the release they belong to.
 type Images struct {
 	Controller     string
 	Speaker        string
+	FRRK8s, FRR    string
 	ReleaseVersion string
 }
 
@@ -32,22 +43,28 @@ func ImagesFromEnv(getenv func(string) string, defaultVersion string) (Images, e
 	images := Images{
 		Controller:     "quay.io/metallb/controller:" + UpstreamVersion,
 		Speaker:        "quay.io/metallb/speaker:" + UpstreamVersion,
+		FRRK8s:         upstreamFRRK8sImage,
+		FRR:            upstreamFRRImage,
 		ReleaseVersion: defaultVersion,
 	}
 	for env, dst := range map[string]*string{
 		ControllerImageEnv: &images.Controller,
 		SpeakerImageEnv:    &images.Speaker,
+		FRRK8sImageEnv:     &images.FRRK8s,
+		FRRImageEnv:        &images.FRR,
 		ReleaseVersionEnv:  &images.ReleaseVersion,
 	} {
 		if v := getenv(env); v != "" {
 			*dst = v
 		}
 	}
-	if err := validateImage(ControllerImageEnv, images.Controller); err != nil {
-		return Images{}, err
-	}
-	if err := validateImage(SpeakerImageEnv, images.Speaker); err != nil {
-		return Images{}, err
+	for env, image := range map[string]string{
+		ControllerImageEnv: images.Controller, SpeakerImageEnv: images.Speaker,
+		FRRK8sImageEnv: images.FRRK8s, FRRImageEnv: images.FRR,
+	} {
+		if err := validateImage(env, image); err != nil {
+			return Images{}, err
+		}
 	}
 	if images.ReleaseVersion == "" {
 		return Images{}, fmt.Errorf("%s is empty and the operator has no version of its own to use", ReleaseVersionEnv)

@@ -29,14 +29,31 @@ const (
 	bgpPeersCRD = "bgppeers.metallb.io"
 	// metricsPort serves both components' metrics.
 	metricsPort = 9120
+
+	// frr-k8s's, with the frr-k8s BGP backend; all its objects' names begin
+	// with frrK8sPrefix.
+	frrK8sPrefix               = "frr-k8s-"
+	frrK8sName                 = frrK8sPrefix + "daemon"        // the DaemonSet
+	frrK8sStatusCleaner        = frrK8sPrefix + "statuscleaner" // the Deployment, which serves its webhook
+	frrK8sWebhookConfiguration = frrK8sPrefix + "validating-webhook-configuration"
 )
 
 // speakerPods selects the speakers' pods, as MetalLB's memberlist does
-// (METALLB_ML_LABELS); metallbPods selects every pod of MetalLB's.
+// (METALLB_ML_LABELS); frrK8sPods, those of frr-k8s's DaemonSet; nodePods,
+// both, and MetalLB's controller.
 var (
-	metallbPods = labels.Set{"app": "metallb"}
 	speakerPods = labels.Set{"app": "metallb", "component": speakerName}
+	frrK8sPods  = labels.Set{"app": "frr-k8s"}
+	nodePods    = mustSelector("app in (metallb, frr-k8s)")
 )
+
+func mustSelector(s string) labels.Selector {
+	sel, err := labels.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return sel
+}
 
 // Ownership labels: every object the operator renders carries them, and pruning
 // only ever touches objects that do.

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -63,9 +64,10 @@ type Snapshot struct {
 	ConfigStates   []ConfigState
 	// Tracking is the rollout tracking kept on the namespace.
 	Tracking status.Tracking
-	// SpeakerPods are the speakers' pods, read only while a rollout is in
-	// flight: only such a rollout can be found hung.
-	SpeakerPods []corev1.Pod
+	// SpeakerPods and FRRK8sPods are the pods of the speakers' and of
+	// frr-k8s's DaemonSets, read only while a rollout is in flight: only such
+	// a rollout can be found hung.
+	SpeakerPods, FRRK8sPods []corev1.Pod
 	// ClusterOperator is nil where it, or its API, does not exist.
 	ClusterOperator *configv1.ClusterOperator
 	// MemberlistKey is a key made for the memberlist Secret when none is
@@ -91,7 +93,7 @@ func (r *Reconciler) observe(ctx context.Context) (*Snapshot, error) {
 	s := &Snapshot{}
 	for _, read := range []func(context.Context, *Snapshot) error{
 		r.readTuning, r.readPlatform, r.readOwned, r.readForeign, r.readWorkloads, r.readMemberlistKeys, r.readConfigs,
-		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readSpeakerPods, r.readClusterOperator,
+		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readNodePods, r.readClusterOperator,
 	} {
 		if err := read(ctx, s); err != nil {
 			return nil, err
@@ -223,15 +225,20 @@ func (r *Reconciler) readClasses(ctx context.Context, s *Snapshot) error {
 	return nil
 }
 
-func (r *Reconciler) readSpeakerPods(ctx context.Context, s *Snapshot) error {
+func (r *Reconciler) readNodePods(ctx context.Context, s *Snapshot) error {
 	if !s.Tracking.InFlight() {
 		return nil
 	}
-	var pods corev1.PodList
-	if err := r.client.List(ctx, &pods, client.InNamespace(r.opts.Namespace), client.MatchingLabels(speakerPods)); err != nil {
-		return err
+	for _, d := range []struct {
+		selector labels.Set
+		into     *[]corev1.Pod
+	}{{speakerPods, &s.SpeakerPods}, {frrK8sPods, &s.FRRK8sPods}} {
+		var pods corev1.PodList
+		if err := r.client.List(ctx, &pods, client.InNamespace(r.opts.Namespace), client.MatchingLabels(d.selector)); err != nil {
+			return err
+		}
+		*d.into = pods.Items
 	}
-	s.SpeakerPods = pods.Items
 	return nil
 }
 

@@ -140,9 +140,9 @@ func (p *Plan) deploy(s *Snapshot, settings Settings, desired []*unstructured.Un
 			p.Held = append(p.Held, Held{o, "the spec is invalid and no valid spec was applied before"})
 		}
 	} else {
-		p.Apply = changed(s, p.holdSpeakers(s, settings, want))
+		p.Apply = changed(s, p.holdBehind(s, settings, want))
 		// What is held back is still wanted: pruning goes by want.
-		p.Prune = prunable(s, want)
+		p.Prune = p.keepFRRK8sWhileUsed(s, want, prunable(s, want))
 	}
 	p.WatchConfigs = true
 	p.Notices = append(p.Notices, ignoredNotices(s.Configs.elsewhere, p.opts.Namespace)...)
@@ -186,30 +186,26 @@ func lastValidSettings(env Environment, obj *v1beta1.MetalLB) (Settings, bool) {
 	return s, false
 }
 
-// gateWebhooks withholds the webhook configuration until the controller, which
-// serves the webhooks, is first available: with failure policy Fail, the
-// configuration would otherwise refuse every MetalLB object. Once applied it
-// stays while the controller is briefly unavailable (a drain, a rollout):
-// removing it would drop validation, and the CA bundle the controller wrote.
-func (p *Plan) gateWebhooks(s *Snapshot, settings Settings, desired []*unstructured.Unstructured) []*unstructured.Unstructured {
-	webhooks := onlyKinds(desired, webhookKind.Kind)
-	if !settings.Webhooks || controllerAvailable(s, settings.Namespace) || allOwned(s, webhooks) {
-		return desired
-	}
-	for _, o := range webhooks {
-		p.Withheld = append(p.Withheld, Held{o, "MetalLB's controller, which serves the webhooks, is not available yet"})
-	}
-	return withoutKinds(desired, webhookKind.Kind)
-}
+// webhookServers are the Deployments that serve the webhook configurations.
+var webhookServers = map[string]string{webhookConfiguration: controllerName, frrK8sWebhookConfiguration: frrK8sStatusCleaner}
 
-// allOwned tells whether every one of objs exists, owned.
-func allOwned(s *Snapshot, objs []*unstructured.Unstructured) bool {
-	for _, o := range objs {
-		if s.Owned[apply.KeyOf(o)] == nil {
-			return false
+// gateWebhooks withholds each webhook configuration until the Deployment that
+// serves it (MetalLB's controller, frr-k8s's status cleaner) is first
+// available: with failure policy Fail, the configuration would otherwise
+// refuse every object it checks. Once applied it stays while its server is
+// briefly unavailable (a drain, a rollout): removing it would drop
+// validation, and the CA bundle the server wrote.
+func (p *Plan) gateWebhooks(s *Snapshot, settings Settings, desired []*unstructured.Unstructured) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range desired {
+		server := webhookServers[o.GetName()]
+		if o.GetKind() != webhookKind.Kind || available(s, settings.Namespace, server) || s.Owned[apply.KeyOf(o)] != nil {
+			out = append(out, o)
+			continue
 		}
+		p.Withheld = append(p.Withheld, Held{o, fmt.Sprintf("Deployment %s, which serves the webhooks, is not available yet", server)})
 	}
-	return true
+	return out
 }
 
 // changed returns those of objs that differ from what the cluster holds.

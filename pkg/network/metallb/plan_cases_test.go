@@ -1,6 +1,7 @@
 package metallb
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -269,15 +270,19 @@ func controllerAt(desired, updated, available int64) func(*Snapshot) {
 
 // rolledTo replaces workloads by those of another release, rolled out.
 func rolledTo(release string, workloads ...string) func(*Snapshot) {
+	return rolledToWith(release, v1beta1.MetalLBSpec{}, workloads...)
+}
+
+// rolledToWith replaces objects by those of another release and spec, rolled
+// out: "Kind/name", or a workload's name.
+func rolledToWith(release string, spec v1beta1.MetalLBSpec, objects ...string) func(*Snapshot) {
 	return func(s *Snapshot) {
 		opts := planOptions()
 		opts.Images = imagesOf(release)
-		next := running(release)(nil, opts)
-		for _, name := range workloads {
-			for _, kind := range []schema.GroupVersionKind{deploymentKind, daemonSetKind} {
-				if o := next.live(kind, name); o != nil {
-					s.Owned[apply.KeyOf(o)] = o
-				}
+		next := runningWith(release, spec)(nil, opts)
+		for _, o := range next.Owned {
+			if slices.Contains(objects, o.GetKind()+"/"+o.GetName()) || slices.ContainsFunc(objects, func(name string) bool { return named(name)(o) }) {
+				s.Owned[apply.KeyOf(o)] = o
 			}
 		}
 	}

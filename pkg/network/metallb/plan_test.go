@@ -3,6 +3,7 @@ package metallb
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ type planned struct {
 // Every decision of the module is a row: the plan for a snapshot of the
 // cluster, without a cluster.
 func TestPlan(t *testing.T) {
-	for _, tc := range planCases {
+	for _, tc := range slices.Concat(planCases, backendCases) {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := planOptions()
 			if tc.opts != nil {
@@ -71,7 +72,8 @@ func planOptions() Options {
 }
 
 func imagesOf(release string) Images {
-	return Images{Controller: "quay.io/metallb/controller:" + release, Speaker: "quay.io/metallb/speaker:" + release, ReleaseVersion: release}
+	return Images{Controller: "quay.io/metallb/controller:" + release, Speaker: "quay.io/metallb/speaker:" + release,
+		FRRK8s: "quay.io/metallb/frr-k8s:" + release, FRR: "quay.io/frrouting/frr:" + release, ReleaseVersion: release}
 }
 
 func checkPlan(t *testing.T, p *Plan, r Report, want planned) {

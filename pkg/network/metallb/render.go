@@ -27,11 +27,20 @@ type data struct {
 	LoadBalancerClass string
 	MaxUnavailable    intstr.IntOrString
 	Webhooks          bool
+	BGPBackend        string
+	FRRK8s            frrK8sData
 	// MemberlistKey is the base64 of the memberlist Secret's key, or empty to
 	// render a placeholder (for `render`, which must never print a secret).
 	MemberlistKey string
 	Controller    podData
 	Speaker       podData
+}
+
+// frrK8sData is what the frr-k8s templates place beyond the speakers' pod
+// settings, which frr-k8s's DaemonSet follows.
+type frrK8sData struct {
+	Image, FRRImage string
+	AlwaysBlock     []string
 }
 
 type podData struct {
@@ -87,6 +96,8 @@ func newData(s Settings, memberlistKey string) data {
 		LoadBalancerClass: s.LoadBalancerClass,
 		MaxUnavailable:    s.MaxUnavailable,
 		Webhooks:          s.Webhooks,
+		BGPBackend:        string(s.BGPBackend),
+		FRRK8s:            frrK8sData{Image: s.Images.FRRK8s, FRRImage: s.Images.FRR, AlwaysBlock: s.FRRK8sAlwaysBlock},
 		MemberlistKey:     memberlistKey,
 		Controller:        newPodData(s.Images.Controller, s.Controller, controllerDefaults),
 		Speaker:           newPodData(s.Images.Speaker, s.Speaker, speakerDefaults),

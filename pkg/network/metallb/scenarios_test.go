@@ -5,6 +5,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -35,10 +37,18 @@ var scenarios = []scenario{
 	{name: "max-unavailable-10-percent"},
 	{name: "upstream-operator-object"},
 	{name: "webhooks-disabled", noWebhooks: true},
+	{name: "frr-k8s"},
+	{name: "frr-k8s-speaker-settings"},
 	{name: "custom-images", env: map[string]string{
 		ControllerImageEnv: "registry.example.com/metallb/controller@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 		SpeakerImageEnv:    "registry.example.com/metallb/speaker:v0.16.1-patched",
+		FRRK8sImageEnv:     "registry.example.com/metallb/frr-k8s:v0.0.25-patched",
+		FRRImageEnv:        "registry.example.com/frrouting/frr:10.4.3",
 		ReleaseVersionEnv:  "4.22.0-0.example",
+	}},
+	{name: "frr-k8s-custom-images", env: map[string]string{
+		FRRK8sImageEnv: "registry.example.com/metallb/frr-k8s:v0.0.25-patched",
+		FRRImageEnv:    "registry.example.com/frrouting/frr@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 	}},
 }
 
@@ -119,15 +129,20 @@ func goldenYAML(t *testing.T, objs []*unstructured.Unstructured) []byte {
 	return buf.Bytes()
 }
 
-// The names and labels the module finds MetalLB's objects by are those the
-// templates give them.
+// The names and labels the module finds MetalLB's and frr-k8s's objects by are
+// those the templates give them.
 func TestNamesAreTheTemplates(t *testing.T) {
 	byName := map[string]*unstructured.Unstructured{}
-	for _, o := range scenarios[0].render(t) {
+	frrK8s := scenarios[slices.IndexFunc(scenarios, func(sc scenario) bool { return sc.name == "frr-k8s" })]
+	for _, o := range frrK8s.render(t) {
 		byName[o.GetKind()+"/"+o.GetName()] = o
+		if strings.Contains(o.GetName(), "frr-k8s") != strings.HasPrefix(o.GetName(), frrK8sPrefix) && o.GetKind() != "CustomResourceDefinition" {
+			t.Errorf("%s %s is frr-k8s's, but its name does not begin with %q: it would be pruned with the speakers", o.GetKind(), o.GetName(), frrK8sPrefix)
+		}
 	}
 	for _, name := range []string{"Deployment/" + controllerName, "DaemonSet/" + speakerName, "Secret/" + memberlistSecret,
-		"ValidatingWebhookConfiguration/" + webhookConfiguration, "Service/" + webhookService, "CustomResourceDefinition/" + bgpPeersCRD} {
+		"ValidatingWebhookConfiguration/" + webhookConfiguration, "Service/" + webhookService, "CustomResourceDefinition/" + bgpPeersCRD,
+		"DaemonSet/" + frrK8sName, "Deployment/" + frrK8sStatusCleaner, "ValidatingWebhookConfiguration/" + frrK8sWebhookConfiguration} {
 		if byName[name] == nil {
 			t.Errorf("no %s rendered", name)
 		}
@@ -139,8 +154,11 @@ func TestNamesAreTheTemplates(t *testing.T) {
 	if l := podLabels("DaemonSet/" + speakerName); !speakerPods.AsSelector().Matches(l) {
 		t.Errorf("the speakers' pods have labels %v, which %v does not select", l, speakerPods)
 	}
-	if l := podLabels("Deployment/" + controllerName); !metallbPods.AsSelector().Matches(l) {
-		t.Errorf("the controller's pods have labels %v, which %v does not select", l, metallbPods)
+	if l := podLabels("Deployment/" + controllerName); !nodePods.Matches(l) {
+		t.Errorf("the controller's pods have labels %v, which %v does not select", l, nodePods)
+	}
+	if l := podLabels("DaemonSet/" + frrK8sName); !frrK8sPods.AsSelector().Matches(l) || !nodePods.Matches(l) {
+		t.Errorf("frr-k8s's pods have labels %v, which %v or %v does not select", l, frrK8sPods, nodePods)
 	}
 	if got := containerEnv(byName["DaemonSet/"+speakerName], "METALLB_ML_LABELS"); got != speakerPods.String() {
 		t.Errorf("the speakers' memberlist selects %q, the module %q", got, speakerPods.String())

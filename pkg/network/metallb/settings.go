@@ -16,6 +16,8 @@ type Settings struct {
 	LogLevel          v1beta1.LogLevel
 	LoadBalancerClass string
 	BGPBackend        v1beta1.BGPBackend
+	// FRRK8sAlwaysBlock are the prefixes frr-k8s refuses from every peer.
+	FRRK8sAlwaysBlock []string
 	Controller        Component
 	Speaker           Component
 	// MaxUnavailable paces the speaker DaemonSet's rolling updates.
@@ -76,6 +78,9 @@ func applySpec(s *Settings, spec *v1beta1.MetalLBSpec) {
 		s.BGPBackend = spec.BGPBackend
 	}
 	s.LoadBalancerClass = spec.LoadBalancerClass
+	if spec.FRRK8sConfig != nil {
+		s.FRRK8sAlwaysBlock = spec.FRRK8sConfig.AlwaysBlock
+	}
 	s.Speaker.NodeSelector = spec.NodeSelector.Labels()
 	s.Speaker.Tolerations = spec.SpeakerTolerations.Core()
 	s.Controller.NodeSelector = spec.ControllerNodeSelector.Labels()

@@ -26,6 +26,8 @@ func TestBadImagesNameTheVariable(t *testing.T) {
 	}{
 		{map[string]string{ControllerImageEnv: "Quay.io/MetalLB/controller:v1"}, `METALLB_CONTROLLER_IMAGE="Quay.io/MetalLB/controller:v1" is not a valid image reference`},
 		{map[string]string{SpeakerImageEnv: "speaker:tag with space"}, `METALLB_SPEAKER_IMAGE="speaker:tag with space" is not a valid image reference`},
+		{map[string]string{FRRK8sImageEnv: "frr-k8s:"}, `FRRK8S_IMAGE="frr-k8s:" is not a valid image reference`},
+		{map[string]string{FRRImageEnv: "FRR"}, `FRR_IMAGE="FRR" is not a valid image reference`},
 	} {
 		_, err := ImagesFromEnv(func(k string) string { return tc.env[k] }, "1.0.0")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -42,7 +44,8 @@ func TestUnsetImagesAreUpstreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Images{Controller: "quay.io/metallb/controller:v0.16.1", Speaker: "quay.io/metallb/speaker:v0.16.1", ReleaseVersion: "4.22.1"}
+	want := Images{Controller: "quay.io/metallb/controller:v0.16.1", Speaker: "quay.io/metallb/speaker:v0.16.1",
+		FRRK8s: "quay.io/metallb/frr-k8s:v0.0.25", FRR: "quay.io/frrouting/frr:10.4.3", ReleaseVersion: "4.22.1"}
 	if images != want {
 		t.Errorf("got %+v, want %+v", images, want)
 	}

@@ -13,30 +13,84 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
 
-// workloads are MetalLB's two workloads, in rollout order.
+// workloads are MetalLB's workloads, and frr-k8s's with that BGP backend, in
+// rollout order: CRDs aside, the controller first (it serves the webhooks),
+// then frr-k8s (the speakers announce through it), then the speakers.
 var workloads = []struct {
 	kind schema.GroupVersionKind
 	name string
-}{{deploymentKind, controllerName}, {daemonSetKind, speakerName}}
+}{{deploymentKind, controllerName}, {deploymentKind, frrK8sStatusCleaner}, {daemonSetKind, frrK8sName}, {daemonSetKind, speakerName}}
 
-// holdSpeakers orders an upgrade: while the speaker DaemonSet runs another
-// release and the controller, which serves the webhooks, has not finished
-// rolling out the new one, the DaemonSet is left as it is. Its own
-// RollingUpdate then paces the nodes.
-func (p *Plan) holdSpeakers(s *Snapshot, settings Settings, want []*unstructured.Unstructured) []*unstructured.Unstructured {
+// holdBehind orders an upgrade and a switch of BGP backend. While the speaker
+// DaemonSet runs another release and the controller has not finished rolling
+// out the new one, frr-k8s's DaemonSet and the speakers' are left as they
+// are. With frr-k8s, the speakers also wait for frr-k8s to have finished
+// rolling out this release on every node. The DaemonSets' own RollingUpdate
+// then paces the nodes.
+func (p *Plan) holdBehind(s *Snapshot, settings Settings, want []*unstructured.Unstructured) []*unstructured.Unstructured {
 	target := settings.Images.ReleaseVersion
-	if !speakersRunAnotherRelease(s, p.Adopt, settings.Namespace, target) {
+	var why string
+	held := []string{speakerName}
+	switch {
+	case speakersRunAnotherRelease(s, p.Adopt, settings.Namespace, target) && !finishedRollout(s, want, controllerName, target):
+		why = fmt.Sprintf("the controller has not finished rolling out %s: frr-k8s and the speakers follow it", target)
+		held = append(held, frrK8sName)
+	case slices.ContainsFunc(want, named(frrK8sName)) && !finishedRollout(s, want, frrK8sName, target):
+		why = fmt.Sprintf("frr-k8s has not finished rolling out %s on every node: the speakers, which announce through it, follow it", target)
+	default:
 		return want
 	}
-	if controller := s.owned(deploymentKind, settings.Namespace, controllerName); controller != nil {
-		if c := status.RolloutOf(controller, ReleaseVersionAnnotation); c.Version == target && c.Done() {
-			return want
+	var kept []*unstructured.Unstructured
+	for _, o := range want {
+		if o.GetKind() == daemonSetKind.Kind && slices.Contains(held, o.GetName()) && apply.NeedsWrite(o, s.Owned[apply.KeyOf(o)]) {
+			p.Held = append(p.Held, Held{o, why})
+			continue
 		}
+		kept = append(kept, o)
 	}
-	for _, o := range onlyKinds(want, daemonSetKind.Kind) {
-		p.Held = append(p.Held, Held{o, fmt.Sprintf("the controller has not finished rolling out %s: the speakers follow it", target)})
+	return kept
+}
+
+// finishedRollout tells whether the workload named runs what want has for it, as
+// written for target, on all its pods.
+func finishedRollout(s *Snapshot, want []*unstructured.Unstructured, name, target string) bool {
+	i := slices.IndexFunc(want, named(name))
+	if i < 0 {
+		return false
 	}
-	return withoutKinds(want, daemonSetKind.Kind)
+	live := s.Owned[apply.KeyOf(want[i])]
+	if live == nil || apply.NeedsWrite(want[i], live) {
+		return false
+	}
+	r := status.RolloutOf(live, ReleaseVersionAnnotation)
+	return r.Version == target && r.Done()
+}
+
+// named selects MetalLB's workload of that name.
+func named(name string) func(*unstructured.Unstructured) bool {
+	return func(o *unstructured.Unstructured) bool {
+		return (o.GetKind() == deploymentKind.Kind || o.GetKind() == daemonSetKind.Kind) && o.GetName() == name
+	}
+}
+
+// keepFRRK8sWhileUsed keeps frr-k8s's objects out of prune while the
+// speakers may still announce through it: when the BGP backend goes back to
+// native, the speakers roll out without it first, then frr-k8s goes. Its
+// CRDs, and the FRRConfigurations in them, always stay.
+func (p *Plan) keepFRRK8sWhileUsed(s *Snapshot, want, prune []*unstructured.Unstructured) []*unstructured.Unstructured {
+	i := slices.IndexFunc(want, named(speakerName))
+	if i < 0 || finishedRollout(s, want, speakerName, want[i].GetAnnotations()[ReleaseVersionAnnotation]) {
+		return prune
+	}
+	var out []*unstructured.Unstructured
+	for _, o := range prune {
+		if strings.HasPrefix(o.GetName(), frrK8sPrefix) {
+			p.Held = append(p.Held, Held{o, "the speakers have not finished rolling out without frr-k8s: frr-k8s goes once they have"})
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // speakersRunAnotherRelease tells whether the speaker DaemonSet runs a
@@ -53,7 +107,13 @@ func speakersRunAnotherRelease(s *Snapshot, adopting []apply.Foreign, namespace,
 
 // controllerAvailable tells whether MetalLB's controller serves.
 func controllerAvailable(s *Snapshot, namespace string) bool {
-	d := s.owned(deploymentKind, namespace, controllerName)
+	return available(s, namespace, controllerName)
+}
+
+// available tells whether an owned Deployment has an available pod of its
+// current template.
+func available(s *Snapshot, namespace, deployment string) bool {
+	d := s.owned(deploymentKind, namespace, deployment)
 	if d == nil {
 		return false
 	}
@@ -77,7 +137,7 @@ func (p *Plan) track(s *Snapshot, settings Settings, want []*unstructured.Unstru
 		p.RequeueAfter = p.opts.HungAfter - stalled
 		return
 	}
-	f.hung, f.hungNodes = true, notReadyNodes(s.SpeakerPods)
+	f.hung, f.hungNodes, f.hungFRRK8sNodes = true, notReadyNodes(s.SpeakerPods), notReadyNodes(s.FRRK8sPods)
 }
 
 // rolloutsOf returns the rollouts of the workloads in want: one that does not
@@ -100,7 +160,7 @@ func rolloutsOf(s *Snapshot, want []*unstructured.Unstructured) []status.Rollout
 	return rollouts
 }
 
-// notReadyNodes names the nodes whose speaker pod is not ready.
+// notReadyNodes names the nodes where one of pods is not ready.
 func notReadyNodes(pods []corev1.Pod) []string {
 	var nodes []string
 	for _, p := range pods {

@@ -3,7 +3,10 @@ package metallb
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -12,17 +15,27 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/render"
 )
 
-// upstreamManifest is MetalLB's own native manifest at the pinned release,
-// copied verbatim by `make update-bindata` and held to it by `make verify`.
-var upstreamManifest = filepath.Join("testdata", "upstream", "metallb-native.yaml")
+// upstream are MetalLB's own manifests at the pinned release, one for each BGP
+// backend the module offers, and the scenario rendered against each; copied
+// verbatim by `make update-bindata` and held to it by `make verify`.
+var upstream = []struct{ manifest, scenario string }{
+	{"metallb-native.yaml", "defaults"},
+	{"metallb-frr-k8s.yaml", "frr-k8s"},
+}
 
 // Our objects are MetalLB's own, object for object and field for field, apart
 // from the deliberate differences below, each explained where the template
 // makes it. When the pinned MetalLB changes, this test lists what drifted.
 func TestRenderedObjectsMatchUpstream(t *testing.T) {
-	upstream := byKindName(t, readUpstream(t))
-	ours := byKindName(t, scenarios[0].render(t))
+	for _, u := range upstream {
+		t.Run(u.scenario, func(t *testing.T) {
+			i := slices.IndexFunc(scenarios, func(sc scenario) bool { return sc.name == u.scenario })
+			matchUpstream(t, byKindName(t, readUpstream(t, u.manifest)), byKindName(t, scenarios[i].render(t)))
+		})
+	}
+}
 
+func matchUpstream(t *testing.T, upstream, ours map[string]*unstructured.Unstructured) {
 	for key, up := range upstream {
 		if up.GetKind() == "CustomResourceDefinition" {
 			// Copied verbatim from config/crd/bases (hack/update-bindata.sh), which
@@ -39,10 +52,10 @@ func TestRenderedObjectsMatchUpstream(t *testing.T) {
 			t.Errorf("upstream's %s is not rendered", key)
 			continue
 		}
-		our = our.DeepCopy()
+		up, our = withoutKustomizeOwnership(up.DeepCopy()), our.DeepCopy()
 		removeOwnership(our)
 		if explain, ok := deliberate[key]; ok {
-			explain(t, up.DeepCopy(), our)
+			explain(t, up, our)
 			continue
 		}
 		if diff := cmp.Diff(up.Object, our.Object); diff != "" {
@@ -54,6 +67,39 @@ func TestRenderedObjectsMatchUpstream(t *testing.T) {
 			t.Errorf("%s is rendered but is neither upstream's nor a listed addition", key)
 		}
 	}
+}
+
+// MetalLB's frr-k8s manifest carries frr-k8s's own objects, moved to MetalLB's
+// namespace: the frr-k8s objects the module renders are therefore frr-k8s's
+// own manifest at the release MetalLB names, apart from the deliberate
+// differences TestRenderedObjectsMatchUpstream checks.
+func TestMetalLBsFRRK8sIsFRRK8sOwn(t *testing.T) {
+	metallbs := byKindName(t, readUpstream(t, "metallb-frr-k8s.yaml"))
+	data, err := os.ReadFile(filepath.Join("testdata", "upstream", "frr-k8s.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := strings.ReplaceAll(string(data), "namespace: frr-k8s-system", "namespace: "+DefaultNamespace)
+	for key, own := range byKindName(t, decodeManifest(t, "frr-k8s.yaml", []byte(moved))) {
+		if own.GetKind() == "Namespace" {
+			continue
+		}
+		if diff := cmp.Diff(own.Object, metallbs[key].Object); diff != "" {
+			t.Errorf("%s: MetalLB's frr-k8s manifest differs from frr-k8s's own (-frr-k8s +MetalLB):\n%s", key, diff)
+		}
+	}
+}
+
+// withoutKustomizeOwnership removes the ownership labels frr-k8s's manifest
+// gives its objects, which the operator's replace.
+func withoutKustomizeOwnership(o *unstructured.Unstructured) *unstructured.Unstructured {
+	labels := o.GetLabels()
+	if labels[ManagedByLabel] == "kustomize" {
+		delete(labels, ManagedByLabel)
+		delete(labels, PartOfLabel)
+		setOrRemove(o, "labels", labels)
+	}
+	return o
 }
 
 // additions are objects upstream's native manifest does not have.
@@ -89,12 +135,7 @@ func withoutPodDefaults(t *testing.T, our *unstructured.Unstructured, d podDefau
 // the difference, removes it from both sides, and then wants them equal.
 var deliberate = map[string]func(t *testing.T, upstream, ours *unstructured.Unstructured){
 	"DaemonSet/speaker": func(t *testing.T, up, our *unstructured.Unstructured) {
-		strategy, _, _ := unstructured.NestedMap(our.Object, "spec", "updateStrategy")
-		want := map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": int64(1), "maxSurge": int64(0)}}
-		if diff := cmp.Diff(want, strategy); diff != "" {
-			t.Errorf("speaker updateStrategy is not RollingUpdate with maxUnavailable 1 (-want +got):\n%s", diff)
-		}
-		unstructured.RemoveNestedField(our.Object, "spec", "updateStrategy")
+		wantRollingUpdate(t, our)
 		grace := []string{"spec", "template", "spec", "terminationGracePeriodSeconds"}
 		upGrace, _, _ := unstructured.NestedInt64(up.Object, grace...)
 		ourGrace, _, _ := unstructured.NestedInt64(our.Object, grace...)
@@ -131,19 +172,50 @@ var deliberate = map[string]func(t *testing.T, upstream, ours *unstructured.Unst
 	},
 	"ClusterRole/metallb-system:controller": withoutMetricsAuthRules,
 	"ClusterRole/metallb-system:speaker":    withoutMetricsAuthRules,
-	"Secret/metallb-webhook-cert": func(t *testing.T, up, our *unstructured.Unstructured) {
-		// Created, then left to the controller, which writes the certificates into it.
-		if !apply.CreateOnly(our) {
-			t.Error("the webhook certificate Secret is not create-only")
+	"Secret/metallb-webhook-cert":           createdOnly,
+	"Secret/frr-k8s-webhook-server-cert":    createdOnly,
+	"DaemonSet/frr-k8s-daemon": func(t *testing.T, up, our *unstructured.Unstructured) {
+		wantRollingUpdate(t, our)
+		pod := []string{"spec", "template", "spec"}
+		want := map[string]any{"nodeSelector": map[string]any{"kubernetes.io/os": "linux"}, "priorityClassName": speakerDefaults.priorityClassName}
+		for field, value := range want {
+			if got, _, _ := unstructured.NestedFieldNoCopy(our.Object, append(pod, field)...); !cmp.Equal(got, value) {
+				t.Errorf("frr-k8s %s is %v, want the speakers' %v", field, got, value)
+			}
+			unstructured.RemoveNestedField(our.Object, append(pod, field)...)
 		}
-		unstructured.RemoveNestedField(our.Object, "metadata", "annotations")
-		wantEqual(t, "Secret/metallb-webhook-cert", up, our)
+		wantEqual(t, "DaemonSet/frr-k8s-daemon", up, withoutReleaseVersion(t, our))
+	},
+	"Deployment/frr-k8s-statuscleaner": func(t *testing.T, up, our *unstructured.Unstructured) {
+		wantEqual(t, "Deployment/frr-k8s-statuscleaner", up, withoutReleaseVersion(t, our))
 	},
 	"ValidatingWebhookConfiguration/metallb-webhook-configuration": func(t *testing.T, up, our *unstructured.Unstructured) {
 		// An artefact of upstream's generator, not a field anyone sets.
 		unstructured.RemoveNestedField(up.Object, "metadata", "creationTimestamp")
 		wantEqual(t, "ValidatingWebhookConfiguration/metallb-webhook-configuration", up, our)
 	},
+}
+
+// wantRollingUpdate checks and removes a DaemonSet's update strategy: rolling,
+// one node at a time by default, and no surge.
+func wantRollingUpdate(t *testing.T, our *unstructured.Unstructured) {
+	t.Helper()
+	strategy, _, _ := unstructured.NestedMap(our.Object, "spec", "updateStrategy")
+	want := map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": int64(1), "maxSurge": int64(0)}}
+	if diff := cmp.Diff(want, strategy); diff != "" {
+		t.Errorf("%s updateStrategy is not RollingUpdate with maxUnavailable 1 (-want +got):\n%s", our.GetName(), diff)
+	}
+	unstructured.RemoveNestedField(our.Object, "spec", "updateStrategy")
+}
+
+// createdOnly checks and removes the annotation that has a Secret created,
+// then left to the component that writes the certificates into it.
+func createdOnly(t *testing.T, up, our *unstructured.Unstructured) {
+	if !apply.CreateOnly(our) {
+		t.Errorf("%s is not create-only", our.GetName())
+	}
+	unstructured.RemoveNestedField(our.Object, "metadata", "annotations")
+	wantEqual(t, "Secret/"+our.GetName(), up, our)
 }
 
 // withoutReleaseVersion checks and removes the release version annotation.
@@ -205,10 +277,20 @@ func setOrRemove(o *unstructured.Unstructured, field string, m map[string]string
 	_ = unstructured.SetNestedMap(o.Object, v, "metadata", field)
 }
 
-// readUpstream decodes upstream's manifest (it holds no template actions).
-func readUpstream(t *testing.T) []*unstructured.Unstructured {
+// readUpstream decodes one of upstream's manifests.
+func readUpstream(t *testing.T, name string) []*unstructured.Unstructured {
 	t.Helper()
-	tmpl, err := render.Parse(os.DirFS(filepath.Dir(upstreamManifest)), ".")
+	data, err := os.ReadFile(filepath.Join("testdata", "upstream", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decodeManifest(t, name, data)
+}
+
+// decodeManifest decodes a manifest that holds no template actions.
+func decodeManifest(t *testing.T, name string, data []byte) []*unstructured.Unstructured {
+	t.Helper()
+	tmpl, err := render.Parse(fstest.MapFS{"m/" + name: {Data: data}}, "m")
 	if err != nil {
 		t.Fatal(err)
 	}

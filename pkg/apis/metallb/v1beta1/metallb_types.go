@@ -72,10 +72,12 @@ type MetalLBSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!format.qualifiedName().validate(self).hasValue()",message="must be a label-style name: an optional DNS subdomain and /, then at most 63 letters, digits, -, _ or . that begin and end with a letter or digit"
 	LoadBalancerClass string `json:"loadBalancerClass,omitempty"`
 
-	// BGPBackend is the BGP implementation: native (the default) is supported;
-	// frr, frr-k8s and frr-k8s-external are not yet.
+	// BGPBackend is the BGP implementation: native (the default), MetalLB's own
+	// BGP speaker; or frr-k8s, FRR driven by frr-k8s, which the operator deploys
+	// beside the speakers (IPv6 and BFD sessions, graceful restart). frr and
+	// frr-k8s-external, which the upstream operator knows, are refused.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="self == 'native'",message="only native is supported by this operator for now; frr, frr-k8s and frr-k8s-external are not yet"
+	// +kubebuilder:validation:XValidation:rule="self in ['native', 'frr-k8s']",messageExpression="self == 'frr' ? 'frr (FRR inside the speaker pods) is deprecated by MetalLB and not offered: use frr-k8s, the same FRR run beside the speakers' : 'frr-k8s-external (an frr-k8s deployed by someone else) is not offered: use frr-k8s, which this operator deploys and upgrades with MetalLB'"
 	BGPBackend BGPBackend `json:"bgpBackend,omitempty"`
 
 	// ControllerConfig tunes the controller's pods.
@@ -86,8 +88,7 @@ type MetalLBSpec struct {
 	// +optional
 	SpeakerConfig *SpeakerConfig `json:"speakerConfig,omitempty"`
 
-	// FRRK8sConfig configures the frr-k8s backend; it is accepted for
-	// compatibility and has no effect until that backend is supported.
+	// FRRK8sConfig configures the frr-k8s backend.
 	// +optional
 	FRRK8sConfig *FRRK8sConfig `json:"frrk8sConfig,omitempty"`
 }
@@ -132,10 +133,15 @@ type SpeakerConfig struct {
 
 // FRRK8sConfig is the upstream operator's frr-k8s configuration.
 type FRRK8sConfig struct {
-	// AlwaysBlock lists CIDRs whose incoming routes are always refused.
+	// AlwaysBlock lists CIDRs whose incoming routes frr-k8s always refuses,
+	// whatever any FRRConfiguration allows.
 	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=43
+	// +kubebuilder:validation:XValidation:rule="self.all(c, isCIDR(c))",message="each entry must be a CIDR such as 192.0.2.0/24 or 2001:db8::/32"
 	AlwaysBlock []string `json:"alwaysBlock,omitempty"`
-	// Namespace frr-k8s runs in, in frr-k8s-external mode.
+	// Namespace frr-k8s runs in, in the upstream operator's frr-k8s-external
+	// mode; it has no effect here, where frr-k8s runs in MetalLB's namespace.
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
 }
