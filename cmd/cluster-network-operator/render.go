@@ -36,7 +36,7 @@ func newRenderCommand() *cobra.Command {
 		Long: `Print the manifests the operator would apply for a MetalLB tuning object (--file)
 and the flags, with the images and release version of the operator's environment
 (` + metallb.ControllerImageEnv + `, ` + metallb.SpeakerImageEnv + `, ` + metallb.FRRK8sImageEnv + `, ` +
-	metallb.FRRImageEnv + `, ` + metallb.ReleaseVersionEnv + `).
+			metallb.FRRImageEnv + `, ` + metallb.ReleaseVersionEnv + `).
 The memberlist Secret's key is a placeholder: the operator generates the real one.
 
   cluster-network-operator render --file metallb.yaml | kubectl apply --dry-run=server -f -`,
