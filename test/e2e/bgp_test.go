@@ -32,13 +32,13 @@ type bgpCluster struct {
 	router *noderunner.Router
 }
 
-// newBGPCluster starts the cluster and the router; it skips as
-// newMetallbCluster does.
-func newBGPCluster(t *testing.T) *bgpCluster {
+// newBGPCluster starts the cluster and the router, with BFD if asked; it
+// skips as newMetallbCluster does.
+func newBGPCluster(t *testing.T, bfd bool) *bgpCluster {
 	t.Helper()
 	c := &bgpCluster{metallbCluster: newMetallbCluster(t)}
 	var err error
-	if c.router, err = c.net.StartRouter(noderunner.RouterConfig{ASN: routerASN, PeerASN: nodesASN}); err != nil {
+	if c.router, err = c.net.StartRouter(noderunner.RouterConfig{ASN: routerASN, PeerASN: nodesASN, BFD: bfd}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -50,15 +50,34 @@ func newBGPCluster(t *testing.T) *bgpCluster {
 	return c
 }
 
+// backends are MetalLB's BGP backends the operator deploys: each BGP story
+// runs with both.
+var backends = []string{"native", "frr-k8s"}
+
+// forEachBackend runs a story once with each BGP backend.
+func forEachBackend(t *testing.T, story func(t *testing.T, backend string)) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) { story(t, b) })
+	}
+}
+
 // newBGPServing is where the BGP stories start: the operator of release
-// 4.22.0 has deployed MetalLB for the user guide's BGP example, its BGPPeer
-// given holdTime (unless empty), and every node announces a LoadBalancer
-// Service's address to the router.
-func newBGPServing(t *testing.T, holdTime string) (*bgpCluster, *runningOperator, net.IP) {
+// 4.22.0 has deployed MetalLB with the BGP backend for the user guide's BGP
+// example (and, for frr-k8s, its example of that backend), its BGPPeer given
+// holdTime (unless empty), and every node announces a LoadBalancer Service's
+// address to the router.
+func newBGPServing(t *testing.T, holdTime, backend string) (*bgpCluster, *runningOperator, net.IP) {
 	t.Helper()
-	c := newBGPCluster(t)
+	return newBGPServingOn(t, newBGPCluster(t, false), holdTime, backend)
+}
+
+func newBGPServingOn(t *testing.T, c *bgpCluster, holdTime, backend string) (*bgpCluster, *runningOperator, net.IP) {
+	t.Helper()
 	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"))
 	op.waitReady(t)
+	if backend == "frr-k8s" {
+		c.applyOnceServed(t, guideExample(t, "frr-k8s"))
+	}
 	c.applyOnceServed(t, guideExample(t, "bgp"))
 	if holdTime != "" {
 		kubectl(t, c.env, "patch", "bgppeer.v1beta2.metallb.io", "router", "-n", metallbNamespace, "--type=merge",
@@ -75,11 +94,16 @@ func newBGPServing(t *testing.T, holdTime string) (*bgpCluster, *runningOperator
 // once the policy is Local. MetalLB's ServiceBGPStatuses, which the user guide
 // points to, say the same.
 func TestBGPAnnounce(t *testing.T) {
-	c, _, ip := newBGPServing(t, "")
-	c.waitServiceBGPStatus(t, c.nodeNames()...)
-	kubectl(t, c.env, "patch", "service", "web", "-n", "default", "--type=merge", "-p", `{"spec":{"externalTrafficPolicy":"Local"}}`)
-	c.waitNextHops(t, ip, c.nodes[0].Name)
-	c.waitServiceBGPStatus(t, c.nodes[0].Name)
+	forEachBackend(t, func(t *testing.T, backend string) {
+		c, _, ip := newBGPServing(t, "", backend)
+		if backend == "frr-k8s" {
+			c.waitFRRConfigured(t)
+		}
+		c.waitServiceBGPStatus(t, c.nodeNames()...)
+		kubectl(t, c.env, "patch", "service", "web", "-n", "default", "--type=merge", "-p", `{"spec":{"externalTrafficPolicy":"Local"}}`)
+		c.waitNextHops(t, ip, c.nodes[0].Name)
+		c.waitServiceBGPStatus(t, c.nodes[0].Name)
+	})
 }
 
 // waitServiceBGPStatus waits until MetalLB's ServiceBGPStatuses say that the
@@ -174,34 +198,47 @@ func TestBGPNodeDies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("BGP_HOLD_TIME: %v", err)
 	}
-	c, _, ip := newBGPServing(t, hold.String())
-	s := c.sampleNextHops(t, ip)
-	dead := c.nodes[2].Name
-	died := time.Now()
-	if err := c.net.Disconnect(dead); err != nil {
-		t.Fatal(err)
-	}
-	c.runner.StopNode(dead, syscall.SIGKILL)
-	others := slices.DeleteFunc(c.nodeNames(), func(n string) bool { return n == dead })
-	c.waitNextHopsWithin(t, hold+time.Minute, ip, others...)
-	samples := s.stop()
+	forEachBackend(t, func(t *testing.T, backend string) { nodeDies(t, hold, backend) })
+}
 
-	gone, ok := s.firstWithout(dead, died)
-	if !ok {
-		t.Fatalf("no sample without %s's next hop", dead)
-	}
-	withdrawn := gone.Sub(died)
-	t.Logf("BGP NODE DIES (holdTime %s): the router dropped %s's next hop %s after the node died; %d samples, fewest next hops %d",
-		hold, dead, withdrawn.Round(10*time.Millisecond), len(samples), fewestNextHops(samples))
+func nodeDies(t *testing.T, hold time.Duration, backend string) {
+	c, _, ip := newBGPServing(t, hold.String(), backend)
+	dead, withdrawn, samples := c.killNode(t, ip, hold+time.Minute)
+	t.Logf("BGP NODE DIES (%s, holdTime %s): the router dropped %s's next hop %s after the node died; %d samples, fewest next hops %d",
+		backend, hold, dead, withdrawn.Round(10*time.Millisecond), len(samples), fewestNextHops(samples))
 	// The hold timer runs out between one keepalive interval (a third of it)
 	// short of the hold time and the hold time after the last keepalive; a
 	// sample every 100 ms sees it within that.
 	if earliest, latest := hold-hold/3-100*time.Millisecond, hold+time.Second; withdrawn < earliest || withdrawn > latest {
 		t.Errorf("the next hop went %s after the node died; the hold timer (%s) expires between %s and %s", withdrawn, hold, earliest, latest)
 	}
+}
+
+// killNode makes the last node die (its link down, then its containers
+// SIGKILLed: not even the close of a session reaches the router), waits
+// until the router's next hops to ip are the other nodes', and returns the
+// dead node, how long after its death its next hop went, and the router's
+// next hops sampled meanwhile, which must always hold the other nodes.
+func (c *bgpCluster) killNode(t *testing.T, ip net.IP, timeout time.Duration) (string, time.Duration, []nextHopSample) {
+	t.Helper()
+	s := c.sampleNextHops(t, ip)
+	dead := c.nodes[len(c.nodes)-1].Name
+	died := time.Now()
+	if err := c.net.Disconnect(dead); err != nil {
+		t.Fatal(err)
+	}
+	c.runner.StopNode(dead, syscall.SIGKILL)
+	others := slices.DeleteFunc(c.nodeNames(), func(n string) bool { return n == dead })
+	c.waitNextHopsWithin(t, timeout, ip, others...)
+	samples := s.stop()
+	gone, ok := s.firstWithout(dead, died)
+	if !ok {
+		t.Fatalf("no sample without %s's next hop", dead)
+	}
 	if n := fewestNextHops(samples); n < len(others) {
 		t.Errorf("the router was down to %d next hops; the %d other nodes must stay", n, len(others))
 	}
+	return dead, gone.Sub(died), samples
 }
 
 func cmpOr(s, fallback string) string {
@@ -304,45 +341,70 @@ func longestAbsence(samples []nextHopSample, nodes []string) (time.Duration, str
 	return longest, who
 }
 
-// Upgrade: the operator's next release replaces every speaker by the rolling
-// update while the router is asked for its paths every 100 ms: it always has
-// a path to the address through every node but the one speaker the rolling
+// Upgrade: the operator's next release replaces every speaker (and with
+// frr-k8s, every node's frr-k8s and FRR first) by the rolling updates while
+// the router is asked for its paths every 100 ms: it always has a path to the
+// address; in native mode, through every node but the one speaker the rolling
 // update may take down at once (maxUnavailable 1).
 func TestBGPUpgrade(t *testing.T) {
-	c, op, ip := newBGPServing(t, "")
-	s := c.sampleNextHops(t, ip)
-	op.stop(t)
-	op = startOperator(t, c.env, release("4.22.1", "v0.16.1-1"))
-	op.waitReady(t)
-	c.waitMetallb(t, "v0.16.1-1", 5*time.Minute)
-	c.waitSpeakerRollout(t)
-	c.waitNextHops(t, ip, c.nodeNames()...)
-	samples := s.stop()
+	forEachBackend(t, func(t *testing.T, backend string) {
+		c, op, ip := newBGPServing(t, "", backend)
+		order := c.watchWorkloads(t)
+		s := c.sampleNextHops(t, ip)
+		op.stop(t)
+		op = startOperator(t, c.env, release("4.22.1", "v0.16.1-1"))
+		op.waitReady(t)
+		c.waitMetallb(t, "v0.16.1-1", 5*time.Minute)
+		c.waitSpeakerRollout(t)
+		c.waitNextHops(t, ip, c.nodeNames()...)
+		samples := s.stop()
 
-	absent, who := longestAbsence(samples, c.nodeNames())
-	fewest := fewestNextHops(samples)
-	t.Logf("BGP UPGRADE: %d samples; fewest next hops %d of %d; longest a node was missing: %s (%s)",
-		len(samples), fewest, len(c.nodes), absent.Round(10*time.Millisecond), who)
-	if fewest < len(c.nodes)-1 {
-		t.Errorf("the router was down to %d next hops to %s during the upgrade; maxUnavailable 1 allows one node fewer than %d", fewest, ip, len(c.nodes))
-	}
+		absent, who := longestAbsence(samples, c.nodeNames())
+		fewest := fewestNextHops(samples)
+		t.Logf("BGP UPGRADE (%s): %d samples; fewest next hops %d of %d; longest a node was missing: %s (%s)",
+			backend, len(samples), fewest, len(c.nodes), absent.Round(10*time.Millisecond), who)
+		// Native speakers close their sessions and open them again within a
+		// second, one node at a time. With frr-k8s, each node's FRR is restarted
+		// too, and is ready (by frr-k8s's readiness, which does not wait for BGP)
+		// before its sessions are back: the next node may go meanwhile. The
+		// route itself must stay.
+		if least := map[string]int{"native": len(c.nodes) - 1, "frr-k8s": 1}[backend]; fewest < least {
+			t.Errorf("the router was down to %d next hops to %s during the upgrade; want at least %d", fewest, ip, least)
+		}
+		if backend == "frr-k8s" {
+			// CRDs aside, the controller first, then frr-k8s ready on every node,
+			// then the speakers.
+			order.assertBefore(t, order.changed("Deployment/controller"), order.changed("DaemonSet/frr-k8s-daemon"))
+			order.assertBefore(t, order.rolledOut("DaemonSet/frr-k8s-daemon"), order.changed("DaemonSet/speaker"))
+		}
+	})
 }
 
 // Deactivate: with the pool and the advertisement deleted the route is
 // withdrawn, and MetalLB stays for the BGPPeer the user kept; with the
-// BGPPeer deleted too, MetalLB's workloads go, the sessions with them, and
-// the CRDs and the memberlist Secret stay.
+// BGPPeer (and the MetalLB object) deleted too, MetalLB's and frr-k8s's
+// workloads go, the sessions with them, and the CRDs, the memberlist Secret
+// and the FRRConfiguration the user wrote stay.
 func TestBGPDeactivate(t *testing.T) {
-	c, _, ip := newBGPServing(t, "")
-	kubectl(t, c.env, "delete", "-n", metallbNamespace, "ipaddresspool/datacenter", "bgpadvertisement/datacenter")
-	c.waitNextHops(t, ip)
-	kubectl(t, c.env, "get", "-n", metallbNamespace, "daemonset/speaker", "bgppeer.v1beta2.metallb.io/router")
+	forEachBackend(t, func(t *testing.T, backend string) {
+		c, _, ip := newBGPServing(t, "", backend)
+		if backend == "frr-k8s" {
+			c.applyOnceServed(t, guideExample(t, "frr-configuration"))
+		}
+		kubectl(t, c.env, "delete", "-n", metallbNamespace, "ipaddresspool/datacenter", "bgpadvertisement/datacenter")
+		c.waitNextHops(t, ip)
+		kubectl(t, c.env, "get", "-n", metallbNamespace, "daemonset/speaker", "bgppeer.v1beta2.metallb.io/router")
 
-	kubectl(t, c.env, "delete", "-n", metallbNamespace, "bgppeer.v1beta2.metallb.io/router")
-	c.waitWorkloadsGone(t)
-	c.waitSessions(t, 0)
-	kubectl(t, c.env, "get", "crd", "bgppeers.metallb.io", "ipaddresspools.metallb.io")
-	kubectl(t, c.env, "get", "-n", metallbNamespace, "secret/memberlist")
+		kubectl(t, c.env, "delete", "-n", metallbNamespace, "bgppeer.v1beta2.metallb.io/router", "metallb/metallb", "--ignore-not-found")
+		c.waitWorkloadsGone(t)
+		c.waitSessions(t, 0)
+		kubectl(t, c.env, "get", "crd", "bgppeers.metallb.io", "ipaddresspools.metallb.io")
+		kubectl(t, c.env, "get", "-n", metallbNamespace, "secret/memberlist")
+		if backend == "frr-k8s" {
+			kubectl(t, c.env, "get", "crd", "frrconfigurations.frrk8s.metallb.io", "frrnodestates.frrk8s.metallb.io")
+			kubectl(t, c.env, "get", "-n", metallbNamespace, "frrconfiguration/accept-routes")
+		}
+	})
 }
 
 // waitSessions waits until the router has as many established sessions.
@@ -499,7 +561,7 @@ func assertCABundleNotOurs(t *testing.T, crdJSON string) {
 // MetalLB itself reports it, in its ConfigurationStates), and a pool that
 // only BGP would announce, with no BGPPeer left.
 func TestBGPMistakesAreTold(t *testing.T) {
-	c, _, _ := newBGPServing(t, "")
+	c, _, _ := newBGPServing(t, "", "native")
 	kubectl(t, c.env, "apply", "-f", writeTemp(t, "apiVersion: metallb.io/v1beta1\nkind: MetalLB\nmetadata:\n  name: metallb\n  namespace: metallb-system\n"))
 	c.applyOnceServed(t, writeTemp(t, `apiVersion: metallb.io/v1beta1
 kind: BGPAdvertisement

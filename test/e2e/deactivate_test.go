@@ -37,12 +37,20 @@ func TestDeactivate(t *testing.T) {
 func (c *metallbCluster) waitWorkloadsGone(t *testing.T) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, errD := c.client.AppsV1().Deployments(metallbNamespace).Get(ctx, "controller", metav1.GetOptions{})
-		_, errS := c.client.AppsV1().DaemonSets(metallbNamespace).Get(ctx, "speaker", metav1.GetOptions{})
-		pods, err := c.client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app=metallb"})
-		return apierrors.IsNotFound(errD) && apierrors.IsNotFound(errS) && err == nil && len(pods.Items) == 0, nil
+		for _, name := range []string{"controller", "frr-k8s-statuscleaner"} {
+			if _, err := c.client.AppsV1().Deployments(metallbNamespace).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false, nil
+			}
+		}
+		for _, name := range []string{"speaker", "frr-k8s-daemon"} {
+			if _, err := c.client.AppsV1().DaemonSets(metallbNamespace).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false, nil
+			}
+		}
+		pods, err := c.client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: runnerPods})
+		return err == nil && len(pods.Items) == 0, nil
 	})
 	if err != nil {
-		t.Fatal("the controller, the speakers and their pods were not removed within 60s of deleting the configuration")
+		t.Fatal("MetalLB's and frr-k8s's workloads and their pods were not removed within 60s of deleting the configuration")
 	}
 }

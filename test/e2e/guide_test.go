@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
@@ -85,12 +87,13 @@ func guideCommands(t *testing.T, name string) [][]string {
 func TestUserGuideExamples(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
 	createNamespaces(t, env, metallbNamespace)
-	crds, err := filepath.Glob("../../bindata/metallb/01*-crd-*.yaml")
-	if err != nil || len(crds) == 0 {
-		t.Fatalf("no CRDs in bindata: %v", err)
-	}
-	for _, crd := range crds {
-		kubectl(t, env, "apply", "--server-side", "-f", crd)
+	// Every CRD the operator may render: MetalLB's, and frr-k8s's.
+	for _, crd := range rendered(t, v1beta1.BGPBackendFRRK8s, "CustomResourceDefinition") {
+		data, err := json.Marshal(crd.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kubectl(t, env, "apply", "--server-side", "-f", writeTemp(t, string(data)))
 	}
 	kubectl(t, env, "wait", "--for=condition=Established", "--all", "crd")
 	for name := range guideExamples(t) {

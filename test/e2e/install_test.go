@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,14 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 		return strings.Contains(strings.Join(p.Spec.Containers[0].Args, " "), "--log-level=debug")
 	})
 	c.waitClusterOperatorVersion(t, "4.22.0")
+	// The frr-k8s backend, which the operator deploys and upgrades as an
+	// operand of its own.
+	kubectl(t, c.env, "apply", "-f", guideExample(t, "frr-k8s"))
+	c.waitPods(t, "speakers with frr-k8s", 3*time.Minute, func(p *corev1.Pod) bool {
+		return p.Labels["component"] != "speaker" || slices.ContainsFunc(p.Spec.Containers[0].Env, func(e corev1.EnvVar) bool {
+			return e.Name == "METALLB_BGP_TYPE" && e.Value == "frr-k8s"
+		})
+	})
 
 	op.stop(t)
 	op = startOperator(t, c.env, release("4.22.1", "v0.16.1-1"), "--kubeconfig="+kubeconfig, hung)
@@ -71,7 +80,7 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	c.waitMetallb(t, "v0.16.1-1", 5*time.Minute)
 	c.waitClusterOperatorVersion(t, "4.22.1")
 
-	kubectl(t, c.env, "delete", "-f", tune, "-f", activate)
+	kubectl(t, c.env, "delete", "-f", tune, "-f", activate) // tune names the MetalLB object, now with frr-k8s
 	c.waitWorkloadsGone(t)
 	op.stop(t)
 

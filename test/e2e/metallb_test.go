@@ -61,7 +61,7 @@ func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallb
 	}
 	t.Cleanup(c.net.Close)
 	opts := testenv.Options{ControllerManager: true, Scheduler: true, Nodes: c.nodes,
-		KwokIgnoresPods: "app=metallb", Address: noderunner.HostAddress}
+		KwokIgnoresPods: runnerPods, Address: noderunner.HostAddress}
 	for _, o := range options {
 		o(&opts)
 	}
@@ -73,7 +73,7 @@ func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallb
 	}
 	c.runner, err = noderunner.Start(t.Context(), noderunner.Options{
 		Client: c.client, Network: c.net, APIServer: c.env.Config.Host,
-		Namespace: metallbNamespace, Selector: "app=metallb", Binaries: binaries, Dir: t.TempDir(),
+		Namespace: metallbNamespace, Selector: runnerPods, Binaries: binaries, Images: frrK8sImages(t), Dir: t.TempDir(),
 		Logf: t.Logf,
 	})
 	if err != nil {
@@ -93,6 +93,34 @@ func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallb
 	return c
 }
 
+// runnerPods are the pods the node runner runs: MetalLB's, and frr-k8s's (its
+// DaemonSet's and its status cleaner's); kwok keeps the others.
+const runnerPods = "app in (metallb, frr-k8s, frr-k8s-webhook-server)"
+
+// frrK8sImages are frr-k8s's image, its programs as its Dockerfile places them
+// with the node's shell to copy them, and FRR's, Debian's frr package: the
+// image starts FRR's daemons with tini and its docker-start script, which the
+// package lacks; Debian's frrinit.sh starts them instead, and stops them on
+// SIGTERM, so that bgpd closes its sessions as a pod's FRR does when deleted.
+func frrK8sImages(t *testing.T) map[string]noderunner.Image {
+	t.Helper()
+	files := map[string]string{}
+	for inImage, binary := range map[string]string{"/frr-k8s": "frr-k8s", "/statuscleaner": "frr-k8s-statuscleaner",
+		"/frr-metrics": "frr-metrics", "/frr-status": "frr-status", "/frr-reloader.sh": "frr-reloader.sh"} {
+		var err error
+		if files[inImage], err = testenv.Binary(binary); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return map[string]noderunner.Image{
+		"frr-k8s": {Files: files, System: true},
+		"frr": {System: true, Commands: map[string][]string{
+			"/bin/sh -c /sbin/tini -- /usr/lib/frr/docker-start": {"/bin/sh", "-c",
+				"/usr/lib/frr/frrinit.sh start || exit 1; trap '/usr/lib/frr/frrinit.sh stop; exit 0' TERM; sleep infinity & wait $!"},
+		}},
+	}
+}
+
 // newServingCluster is where the stories start: the operator of release
 // 4.22.0 has deployed MetalLB after a pool and an advertisement were created,
 // and a LoadBalancer Service has an address from the pool that a node answers
@@ -109,11 +137,18 @@ func newServingCluster(t *testing.T) (c *metallbCluster, op *runningOperator, ip
 }
 
 // release is what the operator is started with for a release: its version
-// and MetalLB's images, whose tags show which release a pod runs.
+// and MetalLB's images, whose tags show which release a pod runs; and
+// frr-k8s's image, tagged like MetalLB's past v0.16.1 ("v0.16.1-1" gives
+// "v0.0.25-1"), so that an upgrade rolls it too.
 func release(version, tag string) []string {
+	frrK8sTag := "v0.0.25"
+	if suffix, ok := strings.CutPrefix(tag, "v0.16.1"); ok {
+		frrK8sTag += suffix
+	}
 	return []string{"RELEASE_VERSION=" + version,
 		"METALLB_CONTROLLER_IMAGE=quay.io/metallb/controller:" + tag,
-		"METALLB_SPEAKER_IMAGE=quay.io/metallb/speaker:" + tag}
+		"METALLB_SPEAKER_IMAGE=quay.io/metallb/speaker:" + tag,
+		"FRRK8S_IMAGE=quay.io/metallb/frr-k8s:" + frrK8sTag}
 }
 
 // configure creates the pool and the layer-2 advertisement, as a user does.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
@@ -122,11 +123,20 @@ func impersonateOperator(admin *rest.Config) *rest.Config {
 // whose writes RBAC limits here: its RBAC, CRDs and webhook configuration.
 func renderedToApply(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
+	return rendered(t, v1beta1.BGPBackendNative, "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding",
+		"CustomResourceDefinition", "ValidatingWebhookConfiguration")
+}
+
+// rendered are the objects of those kinds that the operator renders with
+// the defaults and a BGP backend.
+func rendered(t *testing.T, backend v1beta1.BGPBackend, kinds ...string) []*unstructured.Unstructured {
+	t.Helper()
 	images, err := metallb.ImagesFromEnv(func(string) string { return "" }, "4.22.0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := metallb.SettingsFor(metallb.Environment{Namespace: metallbNamespace, Images: images, Webhooks: true}, nil)
+	tuning := &v1beta1.MetalLB{Spec: v1beta1.MetalLBSpec{BGPBackend: backend}}
+	s, err := metallb.SettingsFor(metallb.Environment{Namespace: metallbNamespace, Images: images, Webhooks: true}, tuning)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +144,6 @@ func renderedToApply(t *testing.T) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := []string{"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "CustomResourceDefinition", "ValidatingWebhookConfiguration"}
 	return slices.DeleteFunc(objs, func(o *unstructured.Unstructured) bool { return !slices.Contains(kinds, o.GetKind()) })
 }
 

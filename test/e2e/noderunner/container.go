@@ -17,9 +17,11 @@ import (
 
 // container is one container of a pod and its current process.
 type container struct {
-	spec          corev1.Container
-	binary, argv0 string
-	env           []string
+	spec   corev1.Container
+	binary string   // "" for an image of Images
+	argv   []string // what runs: the binary's path in the container, and its arguments
+	image  Image
+	env    []string
 
 	mu  sync.Mutex // guards cmd against signal from other goroutines
 	cmd *exec.Cmd
@@ -47,10 +49,20 @@ func (p *podRun) newContainer(ctx context.Context, spec corev1.Container) (*cont
 	if err != nil {
 		return nil, err
 	}
+	c := &container{spec: spec, binary: binary, env: env}
+	if name, _ := imageNameAndTag(spec.Image); binary == "" {
+		c.image = p.r.opts.Images[name]
+		c.argv = expandAll(c.image.command(spec), env)
+		if len(c.argv) == 0 {
+			return nil, fmt.Errorf("container %s: an image of the node's files needs a command", spec.Name)
+		}
+		return c, nil
+	}
 	if len(spec.Command) > 0 {
 		argv0 = spec.Command[0]
 	}
-	return &container{spec: spec, binary: binary, argv0: argv0, env: env}, nil
+	c.argv = append([]string{argv0}, expandAll(append(spec.Command[min(1, len(spec.Command)):], spec.Args...), env)...)
+	return c, nil
 }
 
 // start starts the container's process in its sandbox.
@@ -59,9 +71,10 @@ func (c *container) start(p *podRun) error {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return err
 	}
-	s := sandboxSpec{Netns: p.host.Netns, Root: root, Binary: c.binary, Env: c.env}
-	s.Argv = append([]string{c.argv0}, c.spec.Command[min(1, len(c.spec.Command)):]...)
-	s.Argv = append(s.Argv, c.spec.Args...)
+	s := sandboxSpec{Netns: p.host.Netns, Root: root, Binary: c.binary, Argv: c.argv, Env: c.env, Mounts: c.image.mounts()}
+	if c.image.System {
+		s.Links = systemLinks
+	}
 	for _, m := range c.spec.VolumeMounts {
 		dir, ok := p.volumes[m.Name]
 		if !ok {
@@ -79,16 +92,26 @@ func (c *container) start(p *podRun) error {
 		return err
 	}
 	defer log.Close()
+	cgroup := string(p.pod.UID) + "-" + c.spec.Name
+	cg, err := p.r.cgroups.create(cgroup)
+	if err != nil {
+		return err
+	}
+	defer cg.Close()
 	cmd := exec.Command(p.r.self)
 	cmd.Env = []string{sandboxEnv + "=" + file}
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true, UseCgroupFD: true, CgroupFD: int(cg.Fd())}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
 	waited := make(chan struct{})
 	go func() {
 		_ = cmd.Wait()
+		// What the container started goes with it, as in a container runtime.
+		if err := p.r.cgroups.kill(cgroup); err != nil {
+			p.logf("container %s: %v", c.spec.Name, err)
+		}
 		close(waited)
 	}()
 	c.mu.Lock()

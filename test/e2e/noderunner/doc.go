@@ -11,12 +11,16 @@
 // and _PORT give the API server's own address (no kube-proxy makes the
 // kubernetes Service's address reachable here).
 //
-// What a kubelet does and this runner does too: fieldRef, Secret and ConfigMap
+// What a kubelet does and this runner does too: init containers, run to
+// completion in order; a cgroup for each container, whose processes go when
+// its main process ends; fieldRef, Secret and ConfigMap
 // values in the environment; Secret, ConfigMap, projected (service-account
 // token, kube-root-ca.crt, namespace) and emptyDir volumes, Secrets and
 // ConfigMaps kept current; the pod's user, groups and read-only root; readiness
 // probes (HTTP) with their delays, periods and thresholds; restarts with
 // back-off; on deletion SIGTERM, the grace period, SIGKILL, then the Pod's
 // removal. What it does not: liveness probes, resource limits, capabilities
-// (containers run with root's), image pulls (an image names a local binary).
+// (containers run with root's), PID namespaces (a pod's containers see one
+// another's processes, as with shareProcessNamespace), image pulls (an image
+// names a local binary, or an Image of the node's files).
 package noderunner

@@ -85,3 +85,46 @@ func fieldValue(pod *corev1.Pod, hostIP, path string) (string, error) {
 	}
 	return "", fmt.Errorf("field %s is not supported by the node runner", path)
 }
+
+// expandAll expands $(VAR) references to the container's environment in its
+// command and arguments, as a kubelet does: $$ is a literal $, and a reference
+// to a variable not set is left as it is.
+func expandAll(words, env []string) []string {
+	vars := map[string]string{}
+	for _, e := range env {
+		k, v, _ := strings.Cut(e, "=")
+		vars[k] = v
+	}
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = expand(w, vars)
+	}
+	return out
+}
+
+func expand(s string, vars map[string]string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i++
+			continue
+		case '(':
+			if end := strings.IndexByte(s[i+2:], ')'); end >= 0 {
+				name := s[i+2 : i+2+end]
+				if v, ok := vars[name]; ok {
+					b.WriteString(v)
+					i += 2 + end
+					continue
+				}
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

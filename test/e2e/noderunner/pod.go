@@ -162,9 +162,17 @@ func (p *podRun) setUp(ctx context.Context) error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
+		if v.EmptyDir != nil { // as a kubelet makes it: any of the pod's users may write
+			if err := os.Chmod(dir, 0o777); err != nil {
+				return err
+			}
+		}
 		p.volumes[v.Name] = dir
 	}
 	if err := p.waitVolumes(ctx); err != nil {
+		return err
+	}
+	if err := p.runInit(ctx); err != nil {
 		return err
 	}
 	for _, spec := range p.pod.Spec.Containers {

@@ -40,7 +40,28 @@ type Router struct {
 // RouterConfig is the router's side of the sessions.
 type RouterConfig struct {
 	ASN, PeerASN uint32
+	// BFD runs FRR's bfdd too, and BFD on every session with the profile
+	// BFDProfile (100 ms intervals, 3 missed: a peer's failure found in 0.3 s).
+	BFD bool
 }
+
+// BFDProfile is the router's BFD profile, and the one the BFD story gives the
+// nodes: the same timers on both sides.
+const BFDProfile = "fast"
+
+// bfddConf is bfdd's configuration, with BFDProfile.
+const bfddConf = `frr defaults traditional
+hostname router
+log file %[1]s/bfdd.log
+bfd
+ profile ` + BFDProfile + `
+  receive-interval 100
+  transmit-interval 100
+  detect-multiplier 3
+`
+
+// bgpdBFD turns BFD on for the router's sessions.
+const bgpdBFD = " neighbor nodes bfd profile " + BFDProfile + "\n"
 
 // bgpdConf is bgpd's configuration: sessions from the whole test network,
 // eBGP without policies (the nodes' routes are all accepted), and several
@@ -54,7 +75,7 @@ router bgp %[2]d
  neighbor nodes peer-group
  neighbor nodes remote-as %[4]d
  bgp listen range %[5]s peer-group nodes
- address-family ipv4 unicast
+%[6]s address-family ipv4 unicast
   maximum-paths 16
  exit-address-family
 `
@@ -78,7 +99,14 @@ func (n *Network) StartRouter(config RouterConfig) (_ *Router, err error) {
 			r.Close()
 		}
 	}()
-	conf := fmt.Sprintf(bgpdConf, dir, config.ASN, RouterAddress, config.PeerASN, testNetwork)
+	daemons, bfd := []string{"zebra", "bgpd"}, ""
+	if config.BFD {
+		daemons, bfd = []string{"zebra", "bfdd", "bgpd"}, bgpdBFD
+		if err := os.WriteFile(filepath.Join(dir, "bfdd.conf"), fmt.Appendf(nil, bfddConf, dir), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	conf := fmt.Sprintf(bgpdConf, dir, config.ASN, RouterAddress, config.PeerASN, testNetwork, bfd)
 	if err := os.WriteFile(filepath.Join(dir, "bgpd.conf"), []byte(conf), 0o644); err != nil {
 		return nil, err
 	}
@@ -88,7 +116,7 @@ func (n *Network) StartRouter(config RouterConfig) (_ *Router, err error) {
 	if err := chownToFRR(dir); err != nil {
 		return nil, err
 	}
-	for _, daemon := range []string{"zebra", "bgpd"} {
+	for _, daemon := range daemons {
 		if err := r.start(daemon); err != nil {
 			return nil, err
 		}
@@ -103,9 +131,13 @@ const testNetwork = "192.0.2.0/24"
 // pid file and configuration in the router's folder.
 func (r *Router) start(daemon string) error {
 	d := r.dir
-	cmd := exec.Command("ip", "netns", "exec", r.Host.Netns, filepath.Join(frrDaemons, daemon),
+	args := []string{"netns", "exec", r.Host.Netns, filepath.Join(frrDaemons, daemon),
 		"-u", frrUser, "-g", frrUser, "-z", filepath.Join(d, "zserv.api"), "--vty_socket", d,
-		"-i", filepath.Join(d, daemon+".pid"), "-f", filepath.Join(d, daemon+".conf"))
+		"-i", filepath.Join(d, daemon+".pid"), "-f", filepath.Join(d, daemon+".conf")}
+	if daemon == "bfdd" { // its control socket, where bgpd finds it, is the router's too
+		args = append(args, "--bfdctl", filepath.Join(d, "bfdd.sock"))
+	}
+	cmd := exec.Command("ip", args...)
 	out, err := os.Create(filepath.Join(d, daemon+".out"))
 	if err != nil {
 		return err
@@ -198,6 +230,27 @@ func (r *Router) Established(ctx context.Context) (int, error) {
 	n := 0
 	for _, p := range summary.IPv4Unicast.Peers {
 		if p.State == "Established" {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// BFDUp counts the router's BFD sessions that are up.
+func (r *Router) BFDUp(ctx context.Context) (int, error) {
+	out, err := r.vtysh(ctx, "show bfd peers json")
+	if err != nil {
+		return 0, err
+	}
+	var peers []struct {
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal(out, &peers); err != nil {
+		return 0, fmt.Errorf("reading bfdd's peers: %w: %s", err, out)
+	}
+	n := 0
+	for _, p := range peers {
+		if p.Status == "up" {
 			n++
 		}
 	}

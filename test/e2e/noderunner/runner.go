@@ -31,6 +31,9 @@ type Options struct {
 	// tag the map does not name), to the binary that runs for it. The binary
 	// appears in the container at /<name>, as in MetalLB's images.
 	Binaries map[string]string
+	// Images are images of several files, or of the node's own programs, by
+	// name (see Image); a container of one runs its command.
+	Images map[string]Image
 	// Dir holds the pods' volumes, roots and container logs.
 	Dir string
 	// Logf, if set, hears about containers starting and stopping.
@@ -44,6 +47,8 @@ type Runner struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	running sync.WaitGroup
+
+	cgroups *cgroups
 
 	mu      sync.Mutex
 	pods    map[types.UID]*podRun
@@ -59,7 +64,11 @@ func Start(ctx context.Context, opts Options) (*Runner, error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	r := &Runner{opts: opts, self: self, pods: map[types.UID]*podRun{}, stopped: map[string]bool{}}
+	cg, err := newCgroups()
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{opts: opts, self: self, cgroups: cg, pods: map[types.UID]*podRun{}, stopped: map[string]bool{}}
 	r.ctx, r.cancel = context.WithCancel(ctx)
 	factory := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithNamespace(opts.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = opts.Selector }))
@@ -80,6 +89,7 @@ func Start(ctx context.Context, opts Options) (*Runner, error) {
 func (r *Runner) Close() {
 	r.cancel()
 	r.running.Wait()
+	r.cgroups.remove()
 }
 
 // StopNode makes a node's kubelet go away, as when the node fails (SIGKILL) or
@@ -167,9 +177,13 @@ func (r *Runner) podDeleted(obj any) {
 	}
 }
 
-// binary finds the binary of an image and its path in the container.
+// binary finds the binary of an image and its path in the container; an image
+// of Images has none of its own ("").
 func (r *Runner) binary(image string) (hostPath, inContainer string, err error) {
 	name, tag := imageNameAndTag(image)
+	if _, ok := r.opts.Images[name]; ok {
+		return "", "", nil
+	}
 	if hostPath, ok := r.opts.Binaries[name+":"+tag]; ok && tag != "" {
 		return hostPath, "/" + name, nil
 	}

@@ -1,6 +1,9 @@
 package noderunner
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestBinaryOfAnImage(t *testing.T) {
 	r := &Runner{opts: Options{Binaries: map[string]string{
@@ -24,5 +27,14 @@ func TestBinaryOfAnImage(t *testing.T) {
 	// A tag the map does not name, of an image it has no default for.
 	if got, _, err := r.binary("quay.io/metallb/controller:v0.16.1"); err == nil {
 		t.Errorf("controller:v0.16.1 ran %s, want an error: only v0.15.2 has a binary", got)
+	}
+}
+
+func TestExpandAsAKubelet(t *testing.T) {
+	env := []string{"NODE_NAME=kwok-0", "EMPTY="}
+	got := expandAll([]string{"--node-name=$(NODE_NAME)", "$(EMPTY)x", "$$(NODE_NAME)", "$(UNSET)", "a$", "$(NODE_NAME"}, env)
+	want := []string{"--node-name=kwok-0", "x", "$(NODE_NAME)", "$(UNSET)", "a$", "$(NODE_NAME"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -22,9 +22,10 @@ const sandboxEnv = "NODERUNNER_SANDBOX"
 type sandboxSpec struct {
 	Netns        string
 	Root         string // an empty folder on the host; a tmpfs goes on it
-	Binary       string // on the host; it appears at Argv[0]
+	Binary       string // on the host; it appears at Argv[0] ("": Argv[0] is among the mounts)
 	Argv, Env    []string
 	Mounts       []mount
+	Links        map[string]string // symbolic links in the root: path → target
 	ReadOnlyRoot bool
 	UID, GID     int
 	Groups       []int
@@ -113,8 +114,15 @@ func buildRoot(s sandboxSpec) error {
 	if err := unix.Mount("sysfs", at("sys"), "sysfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("/sys: %v", err)
 	}
-	binary := mount{Source: s.Binary, Target: s.Argv[0], ReadOnly: true}
-	mounts := append([]mount{binary}, s.Mounts...)
+	for link, target := range s.Links {
+		if err := os.Symlink(target, at(link)); err != nil {
+			return err
+		}
+	}
+	mounts := s.Mounts
+	if s.Binary != "" {
+		mounts = append([]mount{{Source: s.Binary, Target: s.Argv[0], ReadOnly: true}}, mounts...)
+	}
 	// Parents before children: a volume may be mounted inside another.
 	slices.SortStableFunc(mounts, func(a, b mount) int { return len(a.Target) - len(b.Target) })
 	for _, m := range mounts {

@@ -1,0 +1,127 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// waitFRRConfigured waits until frr-k8s runs, on every node, FRR configured
+// with the session to the router that the speakers asked for: frr-k8s's
+// FRRNodeStates show FRR's running configuration.
+func (c *bgpCluster) waitFRRConfigured(t *testing.T) {
+	t.Helper()
+	want := "neighbor 192.0.2.3 remote-as 64501"
+	var states string
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
+		out, err := kubectlErr(c.env, "get", "frrnodestates", "-o", "json")
+		if err != nil {
+			return false, nil
+		}
+		var list struct {
+			Items []struct {
+				Metadata struct{ Name string }
+				Status   struct{ RunningConfig string }
+			}
+		}
+		if json.Unmarshal([]byte(out), &list) != nil {
+			return false, nil
+		}
+		var configured []string
+		for _, s := range list.Items {
+			if strings.Contains(s.Status.RunningConfig, want) {
+				configured = append(configured, s.Metadata.Name)
+			}
+		}
+		slices.Sort(configured)
+		states = strings.Join(configured, ", ")
+		return slices.Equal(configured, c.nodeNames()), nil
+	})
+	if err != nil {
+		t.Fatalf("FRR runs %q on nodes [%s] only, want every node", want, states)
+	}
+}
+
+// BFD, which only the frr-k8s backend offers: with the user guide's
+// BFDProfile on the BGPPeer, and BFD on the router, a node that dies loses its
+// next hop within a second, where the hold timer (90 s here) would take
+// minutes.
+func TestFRRK8sBFD(t *testing.T) {
+	c, _, ip := newBGPServingOn(t, newBGPCluster(t, true), "", "frr-k8s")
+	c.applyOnceServed(t, guideExample(t, "bfd"))
+	c.waitBFDUp(t, len(c.nodes))
+	dead, withdrawn, samples := c.killNode(t, ip, 30*time.Second)
+	t.Logf("BFD NODE DIES (frr-k8s, BFD 100 ms x 3): the router dropped %s's next hop %s after the node died; %d samples, fewest next hops %d",
+		dead, withdrawn.Round(10*time.Millisecond), len(samples), fewestNextHops(samples))
+	if withdrawn > time.Second {
+		t.Errorf("the next hop went %s after the node died; BFD (100 ms x 3) should take it within 1s", withdrawn)
+	}
+}
+
+// waitBFDUp waits until the router has as many BFD sessions up.
+func (c *bgpCluster) waitBFDUp(t *testing.T, want int) {
+	t.Helper()
+	var got int
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var err error
+		got, err = c.router.BFDUp(ctx)
+		return err == nil && got == want, nil
+	})
+	if err != nil {
+		t.Fatalf("the router has %d BFD sessions up, want %d", got, want)
+	}
+}
+
+// Switching a running cluster from native to frr-k8s and back, the router
+// asked for its paths every 100 ms: the route to the address is always
+// there; frr-k8s is ready on every node before the speakers change, and goes
+// only after they have rolled back; the FRRConfiguration the user wrote
+// stays.
+func TestBGPBackendSwitch(t *testing.T) {
+	c, _, ip := newBGPServing(t, "", "native")
+	s := c.sampleNextHops(t, ip)
+
+	order := c.watchWorkloads(t)
+	c.applyOnceServed(t, guideExample(t, "frr-k8s"))
+	c.waitFRRConfigured(t)
+	c.waitNextHops(t, ip, c.nodeNames()...)
+	order.assertBefore(t, order.rolledOut("DaemonSet/frr-k8s-daemon"), order.changed("DaemonSet/speaker"))
+	c.applyOnceServed(t, guideExample(t, "frr-configuration"))
+
+	order = c.watchWorkloads(t)
+	kubectl(t, c.env, "patch", "metallb", "metallb", "-n", metallbNamespace, "--type=merge", "-p", `{"spec":{"bgpBackend":"native"}}`)
+	c.waitDaemonSetGone(t, "frr-k8s-daemon")
+	c.waitSpeakerRollout(t)
+	c.waitNextHops(t, ip, c.nodeNames()...)
+	order.assertBefore(t, order.rolledOut("DaemonSet/speaker"), order.deleted("DaemonSet/frr-k8s-daemon"))
+	samples := s.stop()
+
+	kubectl(t, c.env, "get", "-n", metallbNamespace, "frrconfiguration/accept-routes")
+	kubectl(t, c.env, "get", "crd", "frrconfigurations.frrk8s.metallb.io")
+	absent, who := longestAbsence(samples, c.nodeNames())
+	fewest := fewestNextHops(samples)
+	t.Logf("BGP BACKEND SWITCH (native → frr-k8s → native): %d samples; fewest next hops %d of %d; longest a node was missing: %s (%s)",
+		len(samples), fewest, len(c.nodes), absent.Round(10*time.Millisecond), who)
+	if fewest == 0 {
+		t.Errorf("the router lost its route to %s during the switch", ip)
+	}
+}
+
+// waitDaemonSetGone waits until a DaemonSet of MetalLB's namespace is gone.
+func (c *metallbCluster) waitDaemonSetGone(t *testing.T, name string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := c.client.AppsV1().DaemonSets(metallbNamespace).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Fatalf("DaemonSet %s is still there", name)
+	}
+}

@@ -1,0 +1,69 @@
+package noderunner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// cgroups hold each container's processes in a cgroup (v2) of its own, as a
+// container runtime does: when the container's main process ends, whatever
+// it started (FRR's daemons detach from it) is killed with it.
+type cgroups struct{ root string }
+
+// cgroupMounts are where a cgroup v2 hierarchy may be mounted: a hybrid
+// system's unified folder, or the root of a unified one.
+var cgroupMounts = []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup"}
+
+func newCgroups() (*cgroups, error) {
+	for _, m := range cgroupMounts {
+		var st unix.Statfs_t
+		if unix.Statfs(m, &st) != nil || st.Type != unix.CGROUP2_SUPER_MAGIC {
+			continue
+		}
+		root := filepath.Join(m, fmt.Sprintf("noderunner-%d", os.Getpid()))
+		if err := os.Mkdir(root, 0o755); err != nil {
+			return nil, fmt.Errorf("creating the runner's cgroup: %w", err)
+		}
+		return &cgroups{root: root}, nil
+	}
+	return nil, fmt.Errorf("no cgroup v2 hierarchy at %s: the node runner kills containers by cgroup", strings.Join(cgroupMounts, " or "))
+}
+
+// create makes a container's cgroup and opens it, for the container's process
+// to start in (SysProcAttr.CgroupFD).
+func (g *cgroups) create(name string) (*os.File, error) {
+	dir := filepath.Join(g.root, name)
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, err
+	}
+	return os.Open(dir)
+}
+
+// kill kills every process left in a container's cgroup, waits until they are
+// gone, and removes the cgroup.
+func (g *cgroups) kill(name string) error {
+	dir := filepath.Join(g.root, name)
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0o644); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := os.Remove(dir) // refused while the cgroup has processes
+		if err == nil || errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cgroup %s: processes left after kill: %w", name, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// remove removes the runner's cgroup, once every container's is gone.
+func (g *cgroups) remove() { _ = os.Remove(g.root) }
