@@ -104,11 +104,12 @@ func TestInvalidSpecWithNoAppliedSpecChangesNothing(t *testing.T) {
 	}
 }
 
-// workloadVersions returns the workloads' resourceVersions.
+// workloadVersions returns the resourceVersions of MetalLB's workloads, the
+// controller's and the speakers'.
 func (m *moduleEnv) workloadVersions(t *testing.T) string {
 	t.Helper()
 	var versions []string
-	for _, w := range workloads {
+	for _, w := range metallbWorkloads {
 		versions = append(versions, m.get(t, w.kind, DefaultNamespace, w.name).GetResourceVersion())
 	}
 	return strings.Join(versions, ",")

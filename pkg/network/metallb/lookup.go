@@ -134,7 +134,7 @@ func (r *Reconciler) readForeign(ctx context.Context, s *Snapshot) error {
 // namespace. Their component label must match their kind (workloads names
 // both).
 func (r *Reconciler) readWorkloads(ctx context.Context, s *Snapshot) error {
-	for _, w := range workloads {
+	for _, w := range metallbWorkloads {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(w.kind.GroupVersion().WithKind(w.kind.Kind + "List"))
 		if err := r.lookup.List(ctx, list); err != nil {

@@ -13,13 +13,19 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
 
+// workloadRef names a Deployment or a DaemonSet the module runs.
+type workloadRef struct {
+	kind schema.GroupVersionKind
+	name string
+}
+
+// metallbWorkloads are MetalLB's own: its controller and its speakers.
+var metallbWorkloads = []workloadRef{{deploymentKind, controllerName}, {daemonSetKind, speakerName}}
+
 // workloads are MetalLB's workloads, and frr-k8s's with that BGP backend, in
 // rollout order: CRDs aside, the controller first (it serves the webhooks),
 // then frr-k8s (the speakers announce through it), then the speakers.
-var workloads = []struct {
-	kind schema.GroupVersionKind
-	name string
-}{{deploymentKind, controllerName}, {deploymentKind, frrK8sStatusCleaner}, {daemonSetKind, frrK8sName}, {daemonSetKind, speakerName}}
+var workloads = []workloadRef{metallbWorkloads[0], {deploymentKind, frrK8sStatusCleaner}, {daemonSetKind, frrK8sName}, metallbWorkloads[1]}
 
 // holdBehind orders an upgrade and a switch of BGP backend. While the speaker
 // DaemonSet runs another release and the controller has not finished rolling
