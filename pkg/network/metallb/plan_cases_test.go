@@ -141,6 +141,9 @@ var planCases = []planCase{
 			conditions: []string{"Progressing True RollingOut: Rolling out B: controller: 1 of 1 replicas updated, speaker: 3 of 3 nodes updated"}, requeue: 10 * time.Minute}},
 	{name: "an adopted speaker, the controller rolled out: the speaker follows", cluster: with(running("A"), adoptedSpeaker),
 		want: planned{apply: []string{"DaemonSet/speaker"}, version: "A", conditions: []string{"Degraded False AsExpected"}, requeue: 10 * time.Minute}},
+	{name: "an adopted controller keeps a field of the other installation's: rolled out, the speakers follow all the same",
+		cluster: with(running("A"), adoptedSpeaker, controllerKeepsForeignEnv),
+		want: planned{apply: []string{"Deployment/controller", "DaemonSet/speaker"}, version: "A", conditions: []string{"Degraded False AsExpected"}, requeue: 10 * time.Minute}},
 	{name: "upgrade, controller rolled out: the speakers follow", opts: releaseB, cluster: with(running("A"), rolledTo("B", controllerName), upgrading),
 		want: planned{apply: []string{"DaemonSet/speaker"}, version: "A", conditions: []string{"Progressing True RollingOut: Rolling out B"}, requeue: 10 * time.Minute}},
 	{name: "upgrade, speakers rolling: nothing to write, how far told", opts: releaseB, cluster: speakersRolling,
@@ -262,6 +265,16 @@ func adoptAnnotated(s *Snapshot) {
 	ns.SetAnnotations(map[string]string{AdoptAnnotation: "true", apply.AppliedHashAnnotation: ns.GetAnnotations()[apply.AppliedHashAnnotation]})
 	s.Owned[apply.KeyOf(ns)] = ns
 	s.AdoptionAllowed = true
+}
+
+// controllerKeepsForeignEnv is the controller as a takeover leaves it: with a
+// variable of the hand install's that another field manager owns, which the
+// module's apply leaves, so that the module always finds it to write.
+func controllerKeepsForeignEnv(s *Snapshot) {
+	containers, _, _ := unstructured.NestedSlice(s.live(deploymentKind, controllerName).Object, "spec", "template", "spec", "containers")
+	c := containers[0].(map[string]any)
+	c["env"] = append([]any{map[string]any{"name": "METALLB_ML_SECRET_NAME", "value": "memberlist"}}, c["env"].([]any)...)
+	_ = unstructured.SetNestedSlice(s.live(deploymentKind, controllerName).Object, containers, "spec", "template", "spec", "containers")
 }
 
 func controllerAt(desired, updated, available int64) func(*Snapshot) {

@@ -41,7 +41,13 @@ type data struct {
 type frrK8sData struct {
 	Image, FRRImage string
 	AlwaysBlock     []string
+	MinReadySeconds int
 }
+
+// frrK8sMinReadySeconds is how long a new frr-k8s pod must have been ready to
+// count as available: its BGP sessions are back some seconds after it is
+// ready (benchmarks.md, "The real frr-k8s").
+const frrK8sMinReadySeconds = 20
 
 type podData struct {
 	Image             string
@@ -97,10 +103,11 @@ func newData(s Settings, memberlistKey string) data {
 		MaxUnavailable:    s.MaxUnavailable,
 		Webhooks:          s.Webhooks,
 		BGPBackend:        string(s.BGPBackend),
-		FRRK8s:            frrK8sData{Image: s.Images.FRRK8s, FRRImage: s.Images.FRR, AlwaysBlock: s.FRRK8sAlwaysBlock},
-		MemberlistKey:     memberlistKey,
-		Controller:        newPodData(s.Images.Controller, s.Controller, controllerDefaults),
-		Speaker:           newPodData(s.Images.Speaker, s.Speaker, speakerDefaults),
+		FRRK8s: frrK8sData{Image: s.Images.FRRK8s, FRRImage: s.Images.FRR, AlwaysBlock: s.FRRK8sAlwaysBlock,
+			MinReadySeconds: frrK8sMinReadySeconds},
+		MemberlistKey: memberlistKey,
+		Controller:    newPodData(s.Images.Controller, s.Controller, controllerDefaults),
+		Speaker:       newPodData(s.Images.Speaker, s.Speaker, speakerDefaults),
 	}
 }
 

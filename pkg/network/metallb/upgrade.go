@@ -41,7 +41,7 @@ func (p *Plan) holdBehind(s *Snapshot, settings Settings, want []*unstructured.U
 	case speakersRunAnotherRelease(s, p.Adopt, settings.Namespace, target) && !finishedRollout(s, want, controllerName, target):
 		why = fmt.Sprintf("the controller has not finished rolling out %s: frr-k8s and the speakers follow it", target)
 		held = append(held, frrK8sName)
-	case slices.ContainsFunc(want, named(frrK8sName)) && !finishedRollout(s, want, frrK8sName, target):
+	case slices.ContainsFunc(want, named(frrK8sName)) && (!finishedRollout(s, want, frrK8sName, target) || writing(s, want, frrK8sName)):
 		why = fmt.Sprintf("frr-k8s has not finished rolling out %s on every node: the speakers, which announce through it, follow it", target)
 	default:
 		return want
@@ -57,19 +57,26 @@ func (p *Plan) holdBehind(s *Snapshot, settings Settings, want []*unstructured.U
 	return kept
 }
 
-// finishedRollout tells whether the workload named runs what want has for it, as
-// written for target, on all its pods.
+// finishedRollout tells whether the workload named, as the cluster holds it,
+// was written for target and runs its spec on all its pods.
 func finishedRollout(s *Snapshot, want []*unstructured.Unstructured, name, target string) bool {
 	i := slices.IndexFunc(want, named(name))
 	if i < 0 {
 		return false
 	}
 	live := s.Owned[apply.KeyOf(want[i])]
-	if live == nil || apply.NeedsWrite(want[i], live) {
+	if live == nil {
 		return false
 	}
 	r := status.RolloutOf(live, ReleaseVersionAnnotation)
 	return r.Version == target && r.Done()
+}
+
+// writing tells whether this plan writes the workload named: until its
+// controller sees the new spec, its status is the old one's.
+func writing(s *Snapshot, want []*unstructured.Unstructured, name string) bool {
+	i := slices.IndexFunc(want, named(name))
+	return i >= 0 && apply.NeedsWrite(want[i], s.Owned[apply.KeyOf(want[i])])
 }
 
 // named selects MetalLB's workload of that name.
@@ -85,7 +92,7 @@ func named(name string) func(*unstructured.Unstructured) bool {
 // CRDs, and the FRRConfigurations in them, always stay.
 func (p *Plan) keepFRRK8sWhileUsed(s *Snapshot, want, prune []*unstructured.Unstructured) []*unstructured.Unstructured {
 	i := slices.IndexFunc(want, named(speakerName))
-	if i < 0 || finishedRollout(s, want, speakerName, want[i].GetAnnotations()[ReleaseVersionAnnotation]) {
+	if i < 0 || finishedRollout(s, want, speakerName, want[i].GetAnnotations()[ReleaseVersionAnnotation]) && !writing(s, want, speakerName) {
 		return prune
 	}
 	var out []*unstructured.Unstructured

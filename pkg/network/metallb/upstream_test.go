@@ -176,6 +176,10 @@ var deliberate = map[string]func(t *testing.T, upstream, ours *unstructured.Unst
 	"Secret/frr-k8s-webhook-server-cert":    createdOnly,
 	"DaemonSet/frr-k8s-daemon": func(t *testing.T, up, our *unstructured.Unstructured) {
 		wantRollingUpdate(t, our)
+		if got, _, _ := unstructured.NestedInt64(our.Object, "spec", "minReadySeconds"); got != frrK8sMinReadySeconds {
+			t.Errorf("frr-k8s minReadySeconds is %d, want %d", got, frrK8sMinReadySeconds)
+		}
+		unstructured.RemoveNestedField(our.Object, "spec", "minReadySeconds")
 		pod := []string{"spec", "template", "spec"}
 		want := map[string]any{"nodeSelector": map[string]any{"kubernetes.io/os": "linux"}, "priorityClassName": speakerDefaults.priorityClassName}
 		for field, value := range want {
