@@ -143,7 +143,7 @@ var planCases = []planCase{
 		want: planned{apply: []string{"DaemonSet/speaker"}, version: "A", conditions: []string{"Degraded False AsExpected"}, requeue: 10 * time.Minute}},
 	{name: "an adopted controller keeps a field of the other installation's: rolled out, the speakers follow all the same",
 		cluster: with(running("A"), adoptedSpeaker, controllerKeepsForeignEnv),
-		want: planned{apply: []string{"Deployment/controller", "DaemonSet/speaker"}, version: "A", conditions: []string{"Degraded False AsExpected"}, requeue: 10 * time.Minute}},
+		want:    planned{apply: []string{"Deployment/controller", "DaemonSet/speaker"}, version: "A", conditions: []string{"Degraded False AsExpected"}, requeue: 10 * time.Minute}},
 	{name: "upgrade, controller rolled out: the speakers follow", opts: releaseB, cluster: with(running("A"), rolledTo("B", controllerName), upgrading),
 		want: planned{apply: []string{"DaemonSet/speaker"}, version: "A", conditions: []string{"Progressing True RollingOut: Rolling out B"}, requeue: 10 * time.Minute}},
 	{name: "upgrade, speakers rolling: nothing to write, how far told", opts: releaseB, cluster: speakersRolling,
