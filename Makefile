@@ -12,6 +12,9 @@ BIN     := bin/cluster-network-operator
 # -count=1: the tests drive external processes, which Go's test cache cannot see.
 # -v: the output shows each test, and the control plane each one ran against.
 TESTFLAGS ?= -count=1 -p 2 -timeout 30m -v
+# The end-to-end package runs its stories one after another: 31 min on
+# 2026-12-02, the BGP stories with both backends among them (benchmarks.md).
+E2E_TIMEOUT ?= 50m
 
 # Where pkg/testenv finds etcd, kube-apiserver, kwok, MetalLB, ... (keyed by version).
 export TESTENV_TOOLS_PATH := $(shell hack/tools.sh path)
@@ -43,7 +46,7 @@ test-integration: tools
 ## the stories with the real MetalLB binaries in network namespaces.
 test-e2e: tools debian-packages
 	@if [ "$$(id -u)" != 0 ]; then echo "NOTE: not root: the MetalLB stories (address, failover, upgrade, deactivate) need network namespaces and will SKIP"; fi
-	$(GO) test $(TESTFLAGS) ./test/e2e/...
+	$(GO) test $(TESTFLAGS) -timeout $(E2E_TIMEOUT) ./test/e2e/...
 
 ## update-bindata: copy MetalLB's CRDs and native manifest from the pinned release.
 update-bindata:
