@@ -45,7 +45,7 @@ func setConversion(objs []*unstructured.Unstructured, webhook bool, namespace st
 // (ConversionOff): with None the API server refuses any stanza left.
 func (p *Plan) gateConversion(s *Snapshot, settings Settings, want []*unstructured.Unstructured) []*unstructured.Unstructured {
 	live := s.owned(crdKind, "", bgpPeersCRD)
-	on := p.found.active && settings.Webhooks && (controllerAvailable(s, settings.Namespace) || conversionStrategy(live) == conversionWebhook)
+	on := p.found.active && settings.Webhooks && (available(s, settings.Namespace, controllerName) || conversionStrategy(live) == conversionWebhook)
 	out := make([]*unstructured.Unstructured, len(want))
 	for i, o := range want {
 		out[i] = o

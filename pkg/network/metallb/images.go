@@ -47,23 +47,22 @@ func ImagesFromEnv(getenv func(string) string, defaultVersion string) (Images, e
 		FRR:            upstreamFRRImage,
 		ReleaseVersion: defaultVersion,
 	}
-	for env, dst := range map[string]*string{
-		ControllerImageEnv: &images.Controller,
-		SpeakerImageEnv:    &images.Speaker,
-		FRRK8sImageEnv:     &images.FRRK8s,
-		FRRImageEnv:        &images.FRR,
-		ReleaseVersionEnv:  &images.ReleaseVersion,
+	for _, v := range []struct {
+		env   string
+		dst   *string
+		image bool
+	}{
+		{ControllerImageEnv, &images.Controller, true}, {SpeakerImageEnv, &images.Speaker, true},
+		{FRRK8sImageEnv, &images.FRRK8s, true}, {FRRImageEnv, &images.FRR, true},
+		{ReleaseVersionEnv, &images.ReleaseVersion, false},
 	} {
-		if v := getenv(env); v != "" {
-			*dst = v
+		if value := getenv(v.env); value != "" {
+			*v.dst = value
 		}
-	}
-	for env, image := range map[string]string{
-		ControllerImageEnv: images.Controller, SpeakerImageEnv: images.Speaker,
-		FRRK8sImageEnv: images.FRRK8s, FRRImageEnv: images.FRR,
-	} {
-		if err := validateImage(env, image); err != nil {
-			return Images{}, err
+		if v.image {
+			if err := validateImage(v.env, *v.dst); err != nil {
+				return Images{}, err
+			}
 		}
 	}
 	if images.ReleaseVersion == "" {

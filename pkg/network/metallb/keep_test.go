@@ -42,7 +42,7 @@ func TestWebhooksStayWhileTheControllerIsDown(t *testing.T) {
 	waitFor(t, "the controller unavailable", time.Minute, func(ctx context.Context) (bool, error) {
 		d := emptyObject(deploymentKind)
 		err := m.r.client.Get(ctx, client.ObjectKey{Namespace: DefaultNamespace, Name: controllerName}, d)
-		return err == nil && !controllerAvailable(&Snapshot{Owned: map[apply.Key]*unstructured.Unstructured{apply.KeyOf(d): d}}, DefaultNamespace), err
+		return err == nil && !available(&Snapshot{Owned: map[apply.Key]*unstructured.Unstructured{apply.KeyOf(d): d}}, DefaultNamespace, controllerName), err
 	})
 	settle(t, m)
 	live := metadataObject(webhookKind)

@@ -294,7 +294,8 @@ func rolledToWith(release string, spec v1beta1.MetalLBSpec, objects ...string) f
 		opts.Images = imagesOf(release)
 		next := runningWith(release, spec)(nil, opts)
 		for _, o := range next.Owned {
-			if slices.Contains(objects, o.GetKind()+"/"+o.GetName()) || slices.ContainsFunc(objects, func(name string) bool { return named(name)(o) }) {
+			workload := o.GetKind() == deploymentKind.Kind || o.GetKind() == daemonSetKind.Kind
+			if slices.Contains(objects, o.GetKind()+"/"+o.GetName()) || workload && slices.Contains(objects, o.GetName()) {
 				s.Owned[apply.KeyOf(o)] = o
 			}
 		}

@@ -25,7 +25,21 @@ var metallbWorkloads = []workloadRef{{deploymentKind, controllerName}, {daemonSe
 // workloads are MetalLB's workloads, and frr-k8s's with that BGP backend, in
 // rollout order: CRDs aside, the controller first (it serves the webhooks),
 // then frr-k8s (the speakers announce through it), then the speakers.
-var workloads = []workloadRef{metallbWorkloads[0], {deploymentKind, frrK8sStatusCleaner}, {daemonSetKind, frrK8sName}, metallbWorkloads[1]}
+var workloads = []workloadRef{controllerRef, {deploymentKind, frrK8sStatusCleaner}, frrK8sRef, speakerRef}
+
+// in returns the index of the workload in objs, or -1.
+func (w workloadRef) in(objs []*unstructured.Unstructured) int {
+	return slices.IndexFunc(objs, func(o *unstructured.Unstructured) bool {
+		return o.GroupVersionKind() == w.kind && o.GetName() == w.name
+	})
+}
+
+// The workloads whose order the plan keeps.
+var (
+	controllerRef = metallbWorkloads[0]
+	speakerRef    = metallbWorkloads[1]
+	frrK8sRef     = workloadRef{daemonSetKind, frrK8sName}
+)
 
 // holdBehind orders an upgrade and a switch of BGP backend. While the speaker
 // DaemonSet runs another release and the controller has not finished rolling
@@ -38,10 +52,10 @@ func (p *Plan) holdBehind(s *Snapshot, settings Settings, want []*unstructured.U
 	var why string
 	held := []string{speakerName}
 	switch {
-	case speakersRunAnotherRelease(s, p.Adopt, settings.Namespace, target) && !finishedRollout(s, want, controllerName, target):
+	case speakersRunAnotherRelease(s, p.Adopt, settings.Namespace, target) && !finishedRollout(s, want, controllerRef, target):
 		why = fmt.Sprintf("the controller has not finished rolling out %s: frr-k8s and the speakers follow it", target)
 		held = append(held, frrK8sName)
-	case slices.ContainsFunc(want, named(frrK8sName)) && (!finishedRollout(s, want, frrK8sName, target) || writing(s, want, frrK8sName)):
+	case frrK8sRef.in(want) >= 0 && (!finishedRollout(s, want, frrK8sRef, target) || writing(s, want, frrK8sRef)):
 		why = fmt.Sprintf("frr-k8s has not finished rolling out %s on every node: the speakers, which announce through it, follow it", target)
 	default:
 		return want
@@ -57,10 +71,10 @@ func (p *Plan) holdBehind(s *Snapshot, settings Settings, want []*unstructured.U
 	return kept
 }
 
-// finishedRollout tells whether the workload named, as the cluster holds it,
-// was written for target and runs its spec on all its pods.
-func finishedRollout(s *Snapshot, want []*unstructured.Unstructured, name, target string) bool {
-	i := slices.IndexFunc(want, named(name))
+// finishedRollout tells whether the workload, as the cluster holds it, was
+// written for target and runs its spec on all its pods.
+func finishedRollout(s *Snapshot, want []*unstructured.Unstructured, w workloadRef, target string) bool {
+	i := w.in(want)
 	if i < 0 {
 		return false
 	}
@@ -72,18 +86,11 @@ func finishedRollout(s *Snapshot, want []*unstructured.Unstructured, name, targe
 	return r.Version == target && r.Done()
 }
 
-// writing tells whether this plan writes the workload named: until its
-// controller sees the new spec, its status is the old one's.
-func writing(s *Snapshot, want []*unstructured.Unstructured, name string) bool {
-	i := slices.IndexFunc(want, named(name))
+// writing tells whether this plan writes the workload: until its controller
+// sees the new spec, its status is the old one's.
+func writing(s *Snapshot, want []*unstructured.Unstructured, w workloadRef) bool {
+	i := w.in(want)
 	return i >= 0 && apply.NeedsWrite(want[i], s.Owned[apply.KeyOf(want[i])])
-}
-
-// named selects MetalLB's workload of that name.
-func named(name string) func(*unstructured.Unstructured) bool {
-	return func(o *unstructured.Unstructured) bool {
-		return (o.GetKind() == deploymentKind.Kind || o.GetKind() == daemonSetKind.Kind) && o.GetName() == name
-	}
 }
 
 // keepFRRK8sWhileUsed keeps frr-k8s's objects out of prune while the
@@ -91,8 +98,8 @@ func named(name string) func(*unstructured.Unstructured) bool {
 // native, the speakers roll out without it first, then frr-k8s goes. Its
 // CRDs, and the FRRConfigurations in them, always stay.
 func (p *Plan) keepFRRK8sWhileUsed(s *Snapshot, want, prune []*unstructured.Unstructured) []*unstructured.Unstructured {
-	i := slices.IndexFunc(want, named(speakerName))
-	if i < 0 || finishedRollout(s, want, speakerName, want[i].GetAnnotations()[ReleaseVersionAnnotation]) && !writing(s, want, speakerName) {
+	i := speakerRef.in(want)
+	if i < 0 || finishedRollout(s, want, speakerRef, want[i].GetAnnotations()[ReleaseVersionAnnotation]) && !writing(s, want, speakerRef) {
 		return prune
 	}
 	var out []*unstructured.Unstructured
@@ -116,11 +123,6 @@ func speakersRunAnotherRelease(s *Snapshot, adopting []apply.Foreign, namespace,
 	return slices.ContainsFunc(adopting, func(f apply.Foreign) bool {
 		return apply.KeyOf(f.Object) == apply.Key{GroupKind: daemonSetKind.GroupKind(), Namespace: namespace, Name: speakerName}
 	})
-}
-
-// controllerAvailable tells whether MetalLB's controller serves.
-func controllerAvailable(s *Snapshot, namespace string) bool {
-	return available(s, namespace, controllerName)
 }
 
 // available tells whether an owned Deployment has an available pod of its
@@ -158,9 +160,7 @@ func (p *Plan) track(s *Snapshot, settings Settings, want []*unstructured.Unstru
 func rolloutsOf(s *Snapshot, want []*unstructured.Unstructured) []status.Rollout {
 	var rollouts []status.Rollout
 	for _, w := range workloads {
-		i := slices.IndexFunc(want, func(o *unstructured.Unstructured) bool {
-			return o.GroupVersionKind() == w.kind && o.GetName() == w.name
-		})
+		i := w.in(want)
 		if i < 0 {
 			continue
 		}
