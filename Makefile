@@ -20,7 +20,7 @@ E2E_TIMEOUT ?= 50m
 export TESTENV_TOOLS_PATH := $(shell hack/tools.sh path)
 CONTROLLER_GEN = $(shell hack/tools.sh path | tr : '\n' | grep controller-tools)/controller-gen
 
-.PHONY: all build tools test test-unit test-integration test-e2e verify generate-verify bench demo clean update-bindata generate debian-packages
+.PHONY: all build tools test test-unit test-integration test-e2e failover-figures soak verify generate-verify bench demo clean update-bindata generate debian-packages
 
 all: build
 
@@ -47,6 +47,17 @@ test-integration: tools
 test-e2e: tools debian-packages
 	@if [ "$$(id -u)" != 0 ]; then echo "NOTE: not root: the MetalLB stories (address, failover, upgrade, deactivate) need network namespaces and will SKIP"; fi
 	$(GO) test $(TESTFLAGS) -timeout $(E2E_TIMEOUT) ./test/e2e/...
+
+## failover-figures: layer-2 failover measured ten times per failure detection
+## profile and family, as docs/benchmarks.md reports it (as root; about 10 min).
+failover-figures: tools debian-packages
+	$(GO) test $(TESTFLAGS) -run 'TestFailover$$' ./test/e2e/ -failover-runs=10
+
+## soak: the Fast failure detection profile for 10 min under CPU starvation (as
+## root; too long for make test).
+SOAK_FOR ?= 10m
+soak: tools debian-packages
+	$(GO) test $(TESTFLAGS) -tags soak -run TestSoakFastProfile ./test/e2e/ -soak-for=$(SOAK_FOR)
 
 ## update-bindata: copy MetalLB's CRDs and native manifest from the pinned release.
 update-bindata:

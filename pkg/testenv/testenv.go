@@ -19,8 +19,10 @@ import (
 )
 
 const (
-	serviceCIDR = "10.0.0.0/24"
-	serviceIP   = "10.0.0.1" // the first address of serviceCIDR: the kubernetes Service
+	// serviceCIDRs are dual-stack, so that Services may ask for either family or
+	// both; the IPv6 range is documentation space, as nothing routes ClusterIPs.
+	serviceCIDRs = "10.0.0.0/24,2001:db8:ffff::/112"
+	serviceIP    = "10.0.0.1" // the first address of the IPv4 range: the kubernetes Service
 	// dirPrefix starts the name of every environment's folder under the system's
 	// temporary folder; the process id follows, so leftovers can be recognised.
 	dirPrefix = "cno-testenv-"
@@ -228,7 +230,7 @@ func (e *Env) startAPIServer(etcdURL, address string) error {
 			"--client-ca-file=" + e.pki.CAFile,
 			"--service-account-issuer=https://kubernetes.default.svc",
 			"--service-account-key-file=" + saKey, "--service-account-signing-key-file=" + saKey,
-			"--service-cluster-ip-range=" + serviceCIDR,
+			"--service-cluster-ip-range=" + serviceCIDRs,
 			"--authorization-mode=RBAC",
 			"--allow-privileged=true",
 			"--profiling=false"}

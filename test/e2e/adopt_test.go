@@ -39,7 +39,7 @@ func TestAdoptSameVersion(t *testing.T) {
 	c.answerer(t, ip, 30*time.Second)
 	key, before := c.memberlistKey(t), c.speakerPods(t)
 
-	w := c.watchARP(t, ip)
+	w := c.watchAnswers(t, ip)
 	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"))
 	op.waitReady(t)
 	kubectl(t, c.env, "annotate", "namespace", "metallb-system", "networkoperator.openshift.io/adopt-metallb=true")
@@ -118,7 +118,7 @@ func TestAdoptAndUpgrade(t *testing.T) {
 	key, before, config := c.memberlistKey(t), c.speakerPods(t), c.configuration(t)
 	versionAt := c.watchClusterOperatorVersion(t, "4.22.0")
 
-	w := c.watchARP(t, ip)
+	w := c.watchAnswers(t, ip)
 	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"))
 	op.waitReady(t)
 	kubectl(t, c.env, "annotate", "namespace", "metallb-system", "networkoperator.openshift.io/adopt-metallb=true")

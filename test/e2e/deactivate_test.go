@@ -20,7 +20,7 @@ func TestDeactivate(t *testing.T) {
 	kubectl(t, c.env, "delete", "-n", metallbNamespace, "l2advertisement/l2", "ipaddresspool/pool")
 	c.waitWorkloadsGone(t)
 	for range 10 {
-		if mac, err := c.arp.Probe(ip, 100*time.Millisecond); err != nil || mac != nil {
+		if mac, err := c.neighbors.Probe(ip, 100*time.Millisecond); err != nil || mac != nil {
 			t.Fatalf("%s is still answered (by %s, error %v) after MetalLB was deactivated", ip, mac, err)
 		}
 	}

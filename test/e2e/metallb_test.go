@@ -12,10 +12,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
@@ -25,18 +27,21 @@ const (
 	metallbNamespace = "metallb-system"
 	poolFirst        = "192.0.2.100"
 	poolLast         = "192.0.2.110"
+	// The pool's IPv6 range, on the nodes' 2001:db8::/64.
+	pool6First = "2001:db8::100"
+	pool6Last  = "2001:db8::110"
 )
 
 // metallbCluster is a control plane whose kwok nodes have network namespaces
 // on a test bridge, where the node runner runs the real MetalLB binaries for
 // the pods that the operator's Deployment and DaemonSet make.
 type metallbCluster struct {
-	env    *testenv.Env
-	client kubernetes.Interface
-	net    *noderunner.Network
-	runner *noderunner.Runner
-	arp    *noderunner.ARPProber
-	nodes  []testenv.Node
+	env       *testenv.Env
+	client    kubernetes.Interface
+	net       *noderunner.Network
+	runner    *noderunner.Runner
+	neighbors *noderunner.NeighborProber
+	nodes     []testenv.Node
 }
 
 // newMetallbCluster starts it with three nodes; options may change the control
@@ -85,10 +90,10 @@ func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallb
 		}
 		c.runner.Close()
 	})
-	if c.arp, err = noderunner.NewARPProber(c.net.Client); err != nil {
+	if c.neighbors, err = noderunner.NewNeighborProber(c.net.Client); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.arp.Close)
+	t.Cleanup(c.neighbors.Close)
 	createNamespaces(t, c.env, operatorNamespace)
 	return c
 }
@@ -151,7 +156,8 @@ func release(version, tag string) []string {
 		"FRRK8S_IMAGE=quay.io/metallb/frr-k8s:" + frrK8sTag}
 }
 
-// configure creates the pool and the layer-2 advertisement, as a user does.
+// configure creates the pool, with a range of each family, and the layer-2
+// advertisement, as a user does.
 func (c *metallbCluster) configure(t *testing.T) {
 	t.Helper()
 	c.applyOnceServed(t, writeTemp(t, fmt.Sprintf(`apiVersion: metallb.io/v1beta1
@@ -162,13 +168,14 @@ metadata:
 spec:
   addresses:
   - %s-%s
+  - %s-%s
 ---
 apiVersion: metallb.io/v1beta1
 kind: L2Advertisement
 metadata:
   name: l2
   namespace: metallb-system
-`, poolFirst, poolLast)))
+`, poolFirst, poolLast, pool6First, pool6Last)))
 }
 
 // applyOnceServed applies a file of MetalLB objects once the operator has
@@ -230,45 +237,59 @@ func (c *metallbCluster) waitPods(t *testing.T, what string, timeout time.Durati
 // that kwok runs) and returns the address MetalLB gives it.
 func (c *metallbCluster) exposeService(t *testing.T) net.IP {
 	t.Helper()
+	return c.expose(t, "web")[0]
+}
+
+// expose creates a LoadBalancer Service of the families given (the cluster's
+// default, IPv4, when none), both of them required when two, in front of the
+// web pod, and returns the addresses MetalLB gives it.
+func (c *metallbCluster) expose(t *testing.T, name string, families ...corev1.IPFamily) []net.IP {
+	t.Helper()
 	ctx := t.Context()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", Labels: map[string]string{"app": "web"}},
 		Spec: corev1.PodSpec{NodeName: c.nodes[0].Name, Containers: []corev1.Container{{Name: "web", Image: "registry.example.com/web:1",
 			Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}}},
 	}
-	if _, err := c.client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+	if _, err := c.client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "web"},
-			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}, IPFamilies: families},
+	}
+	if len(families) == 2 {
+		svc.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyRequireDualStack)
 	}
 	if _, err := c.client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var ip net.IP
+	var ips []net.IP
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		s, err := c.client.CoreV1().Services("default").Get(ctx, "web", metav1.GetOptions{})
-		if err != nil || len(s.Status.LoadBalancer.Ingress) == 0 {
+		s, err := c.client.CoreV1().Services("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil || len(s.Status.LoadBalancer.Ingress) < max(1, len(families)) {
 			return false, nil
 		}
-		ip = net.ParseIP(s.Status.LoadBalancer.Ingress[0].IP)
+		ips = nil
+		for _, in := range s.Status.LoadBalancer.Ingress {
+			ips = append(ips, net.ParseIP(in.IP))
+		}
 		return true, nil
 	})
 	if err != nil {
-		t.Fatal("the Service got no address from MetalLB within 60s")
+		t.Fatalf("Service %s got no address of each family %v from MetalLB within 60s", name, families)
 	}
-	return ip
+	return ips
 }
 
-// answerer waits until the address is answered by ARP and returns the node
+// answerer waits until the address is answered (ARP, or NDP for IPv6) and returns the node
 // whose MAC answers.
 func (c *metallbCluster) answerer(t *testing.T, ip net.IP, timeout time.Duration) string {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		mac, err := c.arp.Probe(ip, 200*time.Millisecond)
+		mac, err := c.neighbors.Probe(ip, 200*time.Millisecond)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,7 +297,7 @@ func (c *metallbCluster) answerer(t *testing.T, ip net.IP, timeout time.Duration
 			return c.nodeOf(t, mac)
 		}
 	}
-	t.Fatalf("nobody answered ARP for %s within %s", ip, timeout)
+	t.Fatalf("nobody answered for %s within %s", ip, timeout)
 	return ""
 }
 
@@ -288,7 +309,7 @@ func (c *metallbCluster) nodeOf(t *testing.T, mac net.HardwareAddr) string {
 			return n.Name
 		}
 	}
-	t.Fatalf("ARP answer from %s, which is no node's", mac)
+	t.Fatalf("an answer from %s, which is no node's", mac)
 	return ""
 }
 
@@ -324,25 +345,25 @@ func inPool(ip net.IP) bool {
 	return v != nil && string(v) >= string(first) && string(v) <= string(last)
 }
 
-// arpWatch probes an address every 100 ms, as a client that keeps talking to
+// answerWatch probes an address every 100 ms, as a client that keeps talking to
 // the Service would, and keeps who answered when.
-type arpWatch struct {
+type answerWatch struct {
 	stop    chan struct{}
 	done    chan struct{}
 	mu      sync.Mutex
-	answers []arpAnswer
+	answers []answer
 }
 
-type arpAnswer struct {
+type answer struct {
 	at   time.Time
 	node string // "" when nobody answered
 }
 
 const probeEvery = 100 * time.Millisecond
 
-func (c *metallbCluster) watchARP(t *testing.T, ip net.IP) *arpWatch {
+func (c *metallbCluster) watchAnswers(t *testing.T, ip net.IP) *answerWatch {
 	t.Helper()
-	w := &arpWatch{stop: make(chan struct{}), done: make(chan struct{})}
+	w := &answerWatch{stop: make(chan struct{}), done: make(chan struct{})}
 	macs := map[string]string{}
 	for _, n := range c.nodes {
 		macs[c.net.Node(n.Name).MAC.String()] = n.Name
@@ -353,8 +374,8 @@ func (c *metallbCluster) watchARP(t *testing.T, ip net.IP) *arpWatch {
 		defer ticker.Stop()
 		for {
 			at := time.Now()
-			mac, err := c.arp.Probe(ip, probeEvery*9/10)
-			a := arpAnswer{at: at}
+			mac, err := c.neighbors.Probe(ip, probeEvery*9/10)
+			a := answer{at: at}
 			if err == nil && mac != nil {
 				a.node = macs[mac.String()]
 			}
@@ -373,7 +394,7 @@ func (c *metallbCluster) watchARP(t *testing.T, ip net.IP) *arpWatch {
 }
 
 // end stops the probing; the answers can be read after it.
-func (w *arpWatch) end() {
+func (w *answerWatch) end() {
 	select {
 	case <-w.stop:
 	default:
@@ -383,7 +404,7 @@ func (w *arpWatch) end() {
 }
 
 // longestGap is the longest time between two answered probes, and when it began.
-func (w *arpWatch) longestGap() (gap time.Duration, from time.Time) {
+func (w *answerWatch) longestGap() (gap time.Duration, from time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var last time.Time
@@ -400,7 +421,7 @@ func (w *arpWatch) longestGap() (gap time.Duration, from time.Time) {
 }
 
 // first returns the first answer the watch saw that matches.
-func (w *arpWatch) first(matches func(arpAnswer) bool) (arpAnswer, bool) {
+func (w *answerWatch) first(matches func(answer) bool) (answer, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, a := range w.answers {
@@ -408,5 +429,5 @@ func (w *arpWatch) first(matches func(arpAnswer) bool) (arpAnswer, bool) {
 			return a, true
 		}
 	}
-	return arpAnswer{}, false
+	return answer{}, false
 }

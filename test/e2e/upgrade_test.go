@@ -20,7 +20,7 @@ func TestUpgradeWithoutLoss(t *testing.T) {
 	key := c.memberlistKey(t)
 	before := c.speakerPods(t)
 
-	w := c.watchARP(t, ip)
+	w := c.watchAnswers(t, ip)
 	started := time.Now()
 	op.stop(t)
 	op = startOperator(t, c.env, release("4.22.1", "v0.16.1-1"))

@@ -47,6 +47,7 @@ var badInputs = []struct {
 	{"FRR backend, deprecated upstream", `bgpBackend: frr`, bySchema, []string{"spec.bgpBackend"}, "deprecated by MetalLB and not offered: use frr-k8s"},
 	{"external frr-k8s backend", `bgpBackend: frr-k8s-external`, bySchema, []string{"spec.bgpBackend"}, "not offered: use frr-k8s, which this operator deploys"},
 	{"alwaysBlock not a CIDR", `frrk8sConfig: {alwaysBlock: [192.0.2.0/24, 192.0.2.1]}`, bySchema, []string{"spec.frrk8sConfig.alwaysBlock"}, "must be a CIDR"},
+	{"unknown failure detection profile", `failureDetection: {profile: Instant}`, bySchema, []string{"spec.failureDetection.profile", notChecked}, `Unsupported value: "Instant": supported values: "Default", "Fast"`},
 	{"load balancer class with spaces", `loadBalancerClass: "not a class"`, bySchema, []string{"spec.loadBalancerClass"}, "must be a label-style name"},
 	{"maxUnavailable 0", `speakerConfig: {maxUnavailable: 0}`, bySchema, []string{"spec.speakerConfig.maxUnavailable"}, "must be a number of at least 1, or a percentage from 1% to 100%"},
 	{"maxUnavailable negative", `speakerConfig: {maxUnavailable: -2}`, bySchema, []string{"spec.speakerConfig.maxUnavailable"}, "at least 1"},

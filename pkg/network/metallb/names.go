@@ -78,6 +78,9 @@ const (
 	// TrackingAnnotation, on MetalLB's namespace, keeps the rollout tracking
 	// across operator restarts (see status.Tracking).
 	TrackingAnnotation = "networkoperator.openshift.io/metallb-rollout"
+	// MemberlistConfigAnnotation, on the speakers' pod template, is a digest of
+	// their memberlist timing, so that changing it restarts them.
+	MemberlistConfigAnnotation = "networkoperator.openshift.io/memberlist-config"
 )
 
 var (

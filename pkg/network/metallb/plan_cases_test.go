@@ -28,6 +28,7 @@ var (
 	workloadParts = []string{"ServiceAccount/controller", "ServiceAccount/speaker", "Role/controller", "Role/pod-lister",
 		"ClusterRole/metallb-system:controller", "ClusterRole/metallb-system:speaker", "RoleBinding/controller", "RoleBinding/pod-lister",
 		"ClusterRoleBinding/metallb-system:controller", "ClusterRoleBinding/metallb-system:speaker", "ConfigMap/metallb-excludel2",
+		"ConfigMap/metallb-memberlist-config",
 		"Secret/metallb-webhook-cert", "Secret/memberlist", "Service/metallb-webhook-service", "Service/controller-monitor-service",
 		"Service/speaker-monitor-service", "Deployment/controller", "DaemonSet/speaker"}
 	webhooks = "ValidatingWebhookConfiguration/metallb-webhook-configuration"
@@ -35,6 +36,7 @@ var (
 	// and the memberlist key, dependents first.
 	deactivated = []string{webhooks, "DaemonSet/speaker", "Deployment/controller", "Service/controller-monitor-service",
 		"Service/metallb-webhook-service", "Service/speaker-monitor-service", "Secret/metallb-webhook-cert", "ConfigMap/metallb-excludel2",
+		"ConfigMap/metallb-memberlist-config",
 		"ClusterRoleBinding/metallb-system:controller", "ClusterRoleBinding/metallb-system:speaker", "RoleBinding/controller",
 		"RoleBinding/pod-lister", "ClusterRole/metallb-system:controller", "ClusterRole/metallb-system:speaker", "Role/controller",
 		"Role/pod-lister", "ServiceAccount/controller", "ServiceAccount/speaker"}

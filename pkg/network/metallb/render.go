@@ -32,8 +32,10 @@ type data struct {
 	// MemberlistKey is the base64 of the memberlist Secret's key, or empty to
 	// render a placeholder (for `render`, which must never print a secret).
 	MemberlistKey string
-	Controller    podData
-	Speaker       podData
+	// MemberlistConfig is the speakers' memberlist timing file (config.json).
+	MemberlistConfig string
+	Controller       podData
+	Speaker          podData
 }
 
 // frrK8sData is what the frr-k8s templates place beyond the speakers' pod
@@ -94,6 +96,9 @@ var (
 )
 
 func newData(s Settings, memberlistKey string) data {
+	memberlistConfig, digest := memberlistFile(s.FailureDetection)
+	speaker := newPodData(s.Images.Speaker, s.Speaker, speakerDefaults)
+	speaker.Annotations[MemberlistConfigAnnotation] = digest
 	return data{
 		Namespace:         s.Namespace,
 		ReleaseVersion:    s.Images.ReleaseVersion,
@@ -105,9 +110,10 @@ func newData(s Settings, memberlistKey string) data {
 		BGPBackend:        string(s.BGPBackend),
 		FRRK8s: frrK8sData{Image: s.Images.FRRK8s, FRRImage: s.Images.FRR, AlwaysBlock: s.FRRK8sAlwaysBlock,
 			MinReadySeconds: frrK8sMinReadySeconds},
-		MemberlistKey: memberlistKey,
-		Controller:    newPodData(s.Images.Controller, s.Controller, controllerDefaults),
-		Speaker:       newPodData(s.Images.Speaker, s.Speaker, speakerDefaults),
+		MemberlistKey:    memberlistKey,
+		MemberlistConfig: memberlistConfig,
+		Controller:       newPodData(s.Images.Controller, s.Controller, controllerDefaults),
+		Speaker:          speaker,
 	}
 }
 

@@ -39,6 +39,7 @@ var scenarios = []scenario{
 	{name: "webhooks-disabled", noWebhooks: true},
 	{name: "frr-k8s"},
 	{name: "frr-k8s-speaker-settings"},
+	{name: "failure-detection-fast"},
 	{name: "custom-images", env: map[string]string{
 		ControllerImageEnv: "registry.example.com/metallb/controller@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 		SpeakerImageEnv:    "registry.example.com/metallb/speaker:v0.16.1-patched",

@@ -22,6 +22,8 @@ type Settings struct {
 	Speaker           Component
 	// MaxUnavailable paces the speaker DaemonSet's rolling updates.
 	MaxUnavailable intstr.IntOrString
+	// FailureDetection is the speakers' memberlist timing.
+	FailureDetection v1beta1.FailureDetectionProfile
 }
 
 // Environment is what the operator's flags and environment decide, as opposed
@@ -52,10 +54,11 @@ type Component struct {
 // each invalid field of the object.
 func SettingsFor(env Environment, obj *v1beta1.MetalLB) (Settings, error) {
 	s := Settings{
-		Environment:    env,
-		LogLevel:       v1beta1.LogLevelInfo,
-		BGPBackend:     v1beta1.BGPBackendNative,
-		MaxUnavailable: intstr.FromInt32(1),
+		Environment:      env,
+		LogLevel:         v1beta1.LogLevelInfo,
+		BGPBackend:       v1beta1.BGPBackendNative,
+		MaxUnavailable:   intstr.FromInt32(1),
+		FailureDetection: v1beta1.FailureDetectionDefault,
 	}
 	if obj == nil {
 		return s, nil
@@ -80,6 +83,9 @@ func applySpec(s *Settings, spec *v1beta1.MetalLBSpec) {
 	s.LoadBalancerClass = spec.LoadBalancerClass
 	if spec.FRRK8sConfig != nil {
 		s.FRRK8sAlwaysBlock = spec.FRRK8sConfig.AlwaysBlock
+	}
+	if fd := spec.FailureDetection; fd != nil && fd.Profile != "" {
+		s.FailureDetection = fd.Profile
 	}
 	s.Speaker.NodeSelector = spec.NodeSelector.Labels()
 	s.Speaker.Tolerations = spec.SpeakerTolerations.Core()

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/apply"
 	"github.com/bmlb/cluster-network-operator/pkg/render"
 )
@@ -106,6 +107,7 @@ func withoutKustomizeOwnership(o *unstructured.Unstructured) *unstructured.Unstr
 var additions = map[string]bool{
 	"CustomResourceDefinition/metallbs.metallb.io": true, // this operator's own API
 	"Secret/memberlist":                            true, // upstream's controller creates it, owned by its Deployment
+	"ConfigMap/metallb-memberlist-config":          true, // optional upstream: the speakers' memberlist timing
 	"Service/controller-monitor-service":           true, // from upstream's Prometheus variant
 	"Service/speaker-monitor-service":              true,
 }
@@ -145,6 +147,7 @@ var deliberate = map[string]func(t *testing.T, upstream, ours *unstructured.Unst
 		unstructured.RemoveNestedField(up.Object, grace...)
 		unstructured.RemoveNestedField(our.Object, grace...)
 		withoutPodDefaults(t, our, speakerDefaults)
+		withoutMemberlistDigest(t, our)
 		wantEqual(t, "DaemonSet/speaker", up, withoutReleaseVersion(t, our))
 	},
 	"Deployment/controller": func(t *testing.T, up, our *unstructured.Unstructured) {
@@ -220,6 +223,19 @@ func createdOnly(t *testing.T, up, our *unstructured.Unstructured) {
 	}
 	unstructured.RemoveNestedField(our.Object, "metadata", "annotations")
 	wantEqual(t, "Secret/"+our.GetName(), up, our)
+}
+
+// withoutMemberlistDigest checks and removes the digest of the memberlist
+// timing on the speakers' pod template.
+func withoutMemberlistDigest(t *testing.T, o *unstructured.Unstructured) {
+	t.Helper()
+	path := []string{"spec", "template", "metadata", "annotations"}
+	annotations, _, _ := unstructured.NestedStringMap(o.Object, path...)
+	if _, digest := memberlistFile(v1beta1.FailureDetectionDefault); annotations[MemberlistConfigAnnotation] != digest {
+		t.Errorf("speaker pod template %s is %q, want %q", MemberlistConfigAnnotation, annotations[MemberlistConfigAnnotation], digest)
+	}
+	delete(annotations, MemberlistConfigAnnotation)
+	_ = unstructured.SetNestedStringMap(o.Object, annotations, path...)
 }
 
 // withoutReleaseVersion checks and removes the release version annotation.

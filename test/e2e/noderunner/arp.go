@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
-	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -29,7 +28,7 @@ func NewARPProber(h *Host) (*ARPProber, error) {
 			return err
 		}
 		p.ifindex = iface.Index
-		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, int(htons(ethPArp)))
+		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(ethPArp)))
 		if err != nil {
 			return err
 		}
@@ -81,35 +80,12 @@ func (p *ARPProber) ask(target net.IP, timeout time.Duration, first bool) ([]net
 	frame = append(frame, target...)
 	to := &unix.SockaddrLinklayer{Protocol: htons(ethPArp), Ifindex: p.ifindex, Halen: 6}
 	copy(to.Addr[:], broadcast)
+	buf := make([]byte, 1500)
+	drain(p.fd, buf)
 	if err := unix.Sendto(p.fd, frame, 0, to); err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(timeout)
-	buf := make([]byte, 1500)
-	var macs []net.HardwareAddr
-	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return macs, nil
-		}
-		tv := unix.NsecToTimeval(left.Nanoseconds())
-		if err := unix.SetsockoptTimeval(p.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-			return nil, err
-		}
-		n, _, err := unix.Recvfrom(p.fd, buf, 0)
-		if err == unix.EAGAIN || err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if mac := p.reply(buf[:n], target); mac != nil && !slices.ContainsFunc(macs, func(m net.HardwareAddr) bool { return m.String() == mac.String() }) {
-			macs = append(macs, mac)
-			if first {
-				return macs, nil
-			}
-		}
-	}
+	return collect(p.fd, buf, timeout, first, func(f []byte) net.HardwareAddr { return p.reply(f, target) })
 }
 
 // reply returns the sender of an ARP reply from target to this prober.

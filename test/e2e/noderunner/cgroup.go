@@ -67,3 +67,26 @@ func (g *cgroups) kill(name string) error {
 
 // remove removes the runner's cgroup, once every container's is gone.
 func (g *cgroups) remove() { _ = os.Remove(g.root) }
+
+// renice sets the nice value of every thread in a container's cgroup; the
+// threads they start inherit it.
+func (g *cgroups) renice(name string, nice int) error {
+	b, err := os.ReadFile(filepath.Join(g.root, name, "cgroup.threads"))
+	if err != nil {
+		return err
+	}
+	threads := strings.Fields(string(b))
+	if len(threads) == 0 {
+		return fmt.Errorf("cgroup %s has no threads to renice", name)
+	}
+	for _, field := range threads {
+		var tid int
+		if _, err := fmt.Sscan(field, &tid); err != nil {
+			return err
+		}
+		if err := unix.Setpriority(unix.PRIO_PROCESS, tid, nice); err != nil && !errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("renice thread %d: %w", tid, err)
+		}
+	}
+	return nil
+}

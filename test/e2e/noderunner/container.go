@@ -92,7 +92,7 @@ func (c *container) start(p *podRun) error {
 		return err
 	}
 	defer log.Close()
-	cgroup := string(p.pod.UID) + "-" + c.spec.Name
+	cgroup := c.cgroup(p)
 	cg, err := p.r.cgroups.create(cgroup)
 	if err != nil {
 		return err
@@ -125,6 +125,9 @@ func (c *container) start(p *podRun) error {
 	}
 	return nil
 }
+
+// cgroup names the container's cgroup.
+func (c *container) cgroup(p *podRun) string { return string(p.pod.UID) + "-" + c.spec.Name }
 
 // setUser gives the sandbox the pod's user and groups, the container's
 // settings first, and its read-only root.

@@ -22,5 +22,11 @@
 // removal. What it does not: liveness probes, resource limits, capabilities
 // (containers run with root's), PID namespaces (a pod's containers see one
 // another's processes, as with shareProcessNamespace), image pulls (an image
-// names a local binary, or an Image of the node's files).
+// names a local binary, or an Image of the node's files). Tests may also
+// play what befalls a node: its kubelet gone (StopNode), a pod's containers
+// crashing (SignalPod), or starved of CPU (Renice).
+//
+// The test network (network.go) is dual-stack on the nodes' side, and a
+// NeighborProber asks from the client who answers for an address, by ARP or
+// by NDP.
 package noderunner

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -17,14 +18,21 @@ import (
 // on it in 192.0.2.0/24 (TEST-NET-1), the pods that are not on their node's
 // network in 198.51.100.0/24 (TEST-NET-2). The host holds the first address of
 // each, so kube-apiserver, listening on HostAddress, is reachable from all.
+// The bridge and the hosts in 192.0.2.0/24 also have an address in
+// 2001:db8::/64, which ends in the decimal digits of their IPv4 address's
+// last byte.
 const (
 	// HostAddress is the host's address on the bridge, for kube-apiserver.
 	HostAddress = "192.0.2.1"
 	// ClientAddress is the client's address, from which tests probe.
 	ClientAddress = "192.0.2.2"
-	podGateway    = "198.51.100.1"
-	podFirst      = 10 // pod addresses start at 198.51.100.10
-	bridge        = "cnoe2e-br"
+	// HostAddress6 and ClientAddress6 are their IPv6 addresses.
+	HostAddress6   = "2001:db8::1"
+	ClientAddress6 = "2001:db8::2"
+	prefix6        = "2001:db8::"
+	podGateway     = "198.51.100.1"
+	podFirst       = 10 // pod addresses start at 198.51.100.10
+	bridge         = "cnoe2e-br"
 	// prefix starts every name this package gives a namespace or a link, so that
 	// what a killed run left behind can be found and removed.
 	prefix = "cnoe2e-"
@@ -34,6 +42,7 @@ const (
 type Host struct {
 	Netns string
 	IP    net.IP
+	IP6   net.IP // nil for a pod
 	MAC   net.HardwareAddr
 	veth  string // its end in the host's namespace
 }
@@ -75,6 +84,7 @@ func NewNetwork(nodes map[string]string) (_ *Network, err error) {
 	for _, cmd := range [][]string{
 		{"addr", "add", HostAddress + "/24", "dev", bridge},
 		{"addr", "add", podGateway + "/24", "dev", bridge},
+		{"addr", "add", HostAddress6 + "/64", "dev", bridge, "nodad"},
 		{"link", "set", bridge, "up"},
 	} {
 		if err := ip(cmd...); err != nil {
@@ -152,9 +162,11 @@ func (n *Network) removePod(h *Host) {
 	_ = ip("netns", "del", h.Netns)
 }
 
-// addHost makes a namespace whose eth0 is a veth to the bridge. The name eth0
-// matters: MetalLB's speaker never announces on interfaces named veth*.
+// addHost makes a namespace whose eth0 is a veth to the bridge, with addr and,
+// on the nodes' network, its IPv6 address. The name eth0 matters: MetalLB's
+// speaker never announces on interfaces named veth*.
 func addHost(netns, veth, addr, gateway string) (*Host, error) {
+	addr6 := address6(addr)
 	cmds := [][]string{
 		{"netns", "add", netns},
 		{"link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", netns},
@@ -162,6 +174,10 @@ func addHost(netns, veth, addr, gateway string) (*Host, error) {
 		{"-n", netns, "addr", "add", addr + "/24", "dev", "eth0"},
 		{"-n", netns, "link", "set", "eth0", "up"},
 		{"-n", netns, "link", "set", "lo", "up"},
+	}
+	if addr6 != "" {
+		// nodad: usable at once, not after a second of duplicate address detection.
+		cmds = append(cmds, []string{"-n", netns, "addr", "add", addr6 + "/64", "dev", "eth0", "nodad"})
 	}
 	if gateway != "" {
 		cmds = append(cmds, []string{"-n", netns, "route", "add", "default", "via", gateway})
@@ -171,7 +187,7 @@ func addHost(netns, veth, addr, gateway string) (*Host, error) {
 			return nil, err
 		}
 	}
-	h := &Host{Netns: netns, IP: net.ParseIP(addr), veth: veth}
+	h := &Host{Netns: netns, IP: net.ParseIP(addr), IP6: net.ParseIP(addr6), veth: veth}
 	err := inNetns(netns, func() error {
 		iface, err := net.InterfaceByName("eth0")
 		if err == nil {
@@ -180,6 +196,17 @@ func addHost(netns, veth, addr, gateway string) (*Host, error) {
 		return err
 	})
 	return h, err
+}
+
+// address6 is the IPv6 address of a host on the nodes' network, HostAddress's
+// /24: 192.0.2.10 has 2001:db8::10, its last byte's decimal digits read as
+// hexadecimal, which any byte's are. Empty for other addresses, the pods'.
+func address6(addr string) string {
+	v4 := net.ParseIP(addr).To4()
+	if v4 == nil || !v4.Mask(net.CIDRMask(24, 32)).Equal(net.ParseIP(HostAddress).Mask(net.CIDRMask(24, 32))) {
+		return ""
+	}
+	return prefix6 + strconv.Itoa(int(v4[3]))
 }
 
 // removeLeftovers deletes every namespace and link named with the prefix.

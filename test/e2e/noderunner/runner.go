@@ -106,6 +106,49 @@ func (r *Runner) StopNode(node string, sig syscall.Signal) {
 	}
 }
 
+// SignalPod sends sig to a pod's running containers, as when one crashes
+// (SIGKILL) or is stopped (SIGTERM), its node staying up: the containers are
+// restarted after their back-off, or go when the pod is deleted.
+func (r *Runner) SignalPod(name string, sig syscall.Signal) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.podNamed(name)
+	if p == nil {
+		return fmt.Errorf("the node runner runs no pod %s", name)
+	}
+	p.signal(sig)
+	return nil
+}
+
+// Renice sets the CPU priority (nice, -20 to 19) of every thread of a pod's
+// running containers, as a node whose other work outranks them.
+func (r *Runner) Renice(name string, nice int) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.podNamed(name)
+	if p == nil {
+		return fmt.Errorf("the node runner runs no pod %s", name)
+	}
+	for _, c := range p.containers {
+		if c.running() {
+			if err := r.cgroups.renice(c.cgroup(p), nice); err != nil {
+				return fmt.Errorf("pod %s container %s: %w", name, c.spec.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// podNamed finds a running pod by name; called with the runner locked.
+func (r *Runner) podNamed(name string) *podRun {
+	for _, p := range r.pods {
+		if p.pod.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
 func (r *Runner) nodeStopped(node string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()

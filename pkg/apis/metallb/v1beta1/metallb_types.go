@@ -91,6 +91,35 @@ type MetalLBSpec struct {
 	// FRRK8sConfig configures the frr-k8s backend.
 	// +optional
 	FRRK8sConfig *FRRK8sConfig `json:"frrk8sConfig,omitempty"`
+
+	// FailureDetection is how fast the speakers notice that one of them is gone
+	// (a node died, lost its network, or its speaker was killed), which is how
+	// long its layer-2 addresses go unanswered before another node takes them.
+	// A field of this operator's; the upstream operator has none.
+	// +optional
+	FailureDetection *FailureDetection `json:"failureDetection,omitempty"`
+}
+
+// FailureDetectionProfile names a timing of the speakers' memberlist cluster.
+// +kubebuilder:validation:Enum=Default;Fast
+type FailureDetectionProfile string
+
+// Failure detection profiles (docs/metallb-object.md says what each trades).
+const (
+	// FailureDetectionDefault is MetalLB's: memberlist's LAN timing, a dead node's
+	// addresses move within about 5 to 8 s.
+	FailureDetectionDefault FailureDetectionProfile = "Default"
+	// FailureDetectionFast moves them within about 2 s, at five times the probe
+	// traffic, and tolerates about 1 s of silence from a speaker.
+	FailureDetectionFast FailureDetectionProfile = "Fast"
+)
+
+// FailureDetection chooses the speakers' failure detection.
+type FailureDetection struct {
+	// Profile is Default (MetalLB's own timing) or Fast. A change restarts the
+	// speakers one by one, as an upgrade does. Default: Default.
+	// +optional
+	Profile FailureDetectionProfile `json:"profile,omitempty"`
 }
 
 // Config tunes the pods of one MetalLB component.
