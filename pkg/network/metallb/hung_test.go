@@ -44,7 +44,11 @@ func TestHungRolloutNamesTheNodes(t *testing.T) {
 	}
 	m.waitCRDs(t)
 	m.createPool(t, DefaultNamespace, "pool1")
-	if err := m.client.Create(ctx, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName}}); err != nil {
+	// The controller is kept on the healthy nodes: the scheduler could put it on
+	// a stuck one, where it would hang too.
+	tuning := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName},
+		Spec: v1beta1.MetalLBSpec{ControllerNodeSelector: v1beta1.NodeSelector{"example.com/healthy": "true"}}}
+	if err := m.client.Create(ctx, tuning); err != nil {
 		t.Fatal(err)
 	}
 	// The rollout goes as far as it can: then it makes no progress.

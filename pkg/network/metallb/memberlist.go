@@ -85,7 +85,8 @@ var memberlistTimings = map[v1beta1.FailureDetectionProfile]memberlistConfig{
 // it for the speakers' pod template: the speakers read the file only when
 // they start, so a change must restart them, which a rolling update does.
 func memberlistFile(profile v1beta1.FailureDetectionProfile) (file, digest string) {
-	b, err := json.Marshal(memberlistTimings[profile])
+	// Indented, so that kubectl shows the ConfigMap one field a line.
+	b, err := json.MarshalIndent(memberlistTimings[profile], "", "  ")
 	if err != nil {
 		panic(err) // a struct of numbers, flags and strings always marshals
 	}
