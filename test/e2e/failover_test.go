@@ -60,7 +60,7 @@ var profiles = []profile{
 func TestFailover(t *testing.T) {
 	c := newMetallbCluster(t)
 	startOperator(t, c.env, release("4.22.0", "v0.16.1")).waitReady(t)
-	c.configure(t)
+	c.configureDualStack(t)
 	c.waitProfile(t, profiles[0].probeInterval)
 	ips := c.expose(t, "web-dual", corev1.IPv4Protocol, corev1.IPv6Protocol)
 	t.Run(profiles[0].name, func(t *testing.T) { c.measureFailovers(t, ips, profiles[0]) })

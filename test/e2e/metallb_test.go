@@ -27,9 +27,10 @@ const (
 	metallbNamespace = "metallb-system"
 	poolFirst        = "192.0.2.100"
 	poolLast         = "192.0.2.110"
-	// The pool's IPv6 range, on the nodes' 2001:db8::/64.
-	pool6First = "2001:db8::100"
-	pool6Last  = "2001:db8::110"
+	// The dual-stack pool's ranges (configureDualStack); IPv6 on the nodes'
+	// 2001:db8::/64.
+	dualFirst, dualLast   = "192.0.2.120", "192.0.2.125"
+	dual6First, dual6Last = "2001:db8::100", "2001:db8::110"
 )
 
 // metallbCluster is a control plane whose kwok nodes have network namespaces
@@ -156,8 +157,7 @@ func release(version, tag string) []string {
 		"FRRK8S_IMAGE=quay.io/metallb/frr-k8s:" + frrK8sTag}
 }
 
-// configure creates the pool, with a range of each family, and the layer-2
-// advertisement, as a user does.
+// configure creates the pool and the layer-2 advertisement, as a user does.
 func (c *metallbCluster) configure(t *testing.T) {
 	t.Helper()
 	c.applyOnceServed(t, writeTemp(t, fmt.Sprintf(`apiVersion: metallb.io/v1beta1
@@ -168,14 +168,33 @@ metadata:
 spec:
   addresses:
   - %s-%s
-  - %s-%s
 ---
 apiVersion: metallb.io/v1beta1
 kind: L2Advertisement
 metadata:
   name: l2
   namespace: metallb-system
-`, poolFirst, poolLast, pool6First, pool6Last)))
+`, poolFirst, poolLast)))
+}
+
+// configureDualStack adds to what configure creates a pool with a range of
+// each family, which the advertisement announces too: MetalLB gives a
+// dual-stack Service both its addresses from one pool. (A pool of the
+// stories that need it only: MetalLB's native BGP, which other stories
+// advertise every pool with, refuses IPv6.)
+func (c *metallbCluster) configureDualStack(t *testing.T) {
+	t.Helper()
+	c.configure(t)
+	c.applyOnceServed(t, writeTemp(t, fmt.Sprintf(`apiVersion: metallb.io/v1beta1
+kind: IPAddressPool
+metadata:
+  name: dual-stack
+  namespace: metallb-system
+spec:
+  addresses:
+  - %s-%s
+  - %s-%s
+`, dualFirst, dualLast, dual6First, dual6Last)))
 }
 
 // applyOnceServed applies a file of MetalLB objects once the operator has

@@ -33,7 +33,7 @@ func TestSoakFastProfile(t *testing.T) {
 	c := newMetallbCluster(t)
 	startOperator(t, c.env, release("4.22.0", "v0.16.1")).waitReady(t)
 	c.setFailureDetection(t, "Fast")
-	c.configure(t)
+	c.configureDualStack(t)
 	c.waitProfile(t, "200ms")
 	ips := c.expose(t, "web-dual", corev1.IPv4Protocol, corev1.IPv6Protocol)
 	node := c.settledAnswerer(t, ips)
