@@ -63,12 +63,12 @@ func main() {
 
 // demo is what the story runs on.
 type demo struct {
-	env    *testenv.Env
-	client kubernetes.Interface
-	net    *noderunner.Network
-	runner *noderunner.Runner
-	arp    *noderunner.ARPProber
-	nodes  []testenv.Node
+	env       *testenv.Env
+	client    kubernetes.Interface
+	net       *noderunner.Network
+	runner    *noderunner.Runner
+	neighbors *noderunner.NeighborProber
+	nodes     []testenv.Node
 	// live is set while a progress line is being rewritten in place.
 	live atomic.Bool
 }
@@ -231,10 +231,10 @@ func (d *demo) start(ctx context.Context) (func(), error) {
 		return stopAll, err
 	}
 	stops = append(stops, func() { step("stopping MetalLB's processes"); d.runner.Close() })
-	if d.arp, err = noderunner.NewARPProber(d.net.Client); err != nil {
+	if d.neighbors, err = noderunner.NewNeighborProber(d.net.Client); err != nil {
 		return stopAll, err
 	}
-	stops = append(stops, d.arp.Close)
+	stops = append(stops, d.neighbors.Close)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}
 	_, err = d.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
 	return stopAll, err
@@ -433,7 +433,7 @@ func (d *demo) showAnswers(ctx context.Context, ip net.IP) error {
 	step(fmt.Sprintf("the client %s asks by ARP who has %s", noderunner.ClientAddress, ip))
 	answered := 0
 	for deadline := time.Now().Add(30 * time.Second); answered < 3 && time.Now().Before(deadline) && ctx.Err() == nil; {
-		mac, err := d.arp.Probe(ip, 500*time.Millisecond)
+		mac, err := d.neighbors.Probe(ip, 500*time.Millisecond)
 		if err != nil {
 			return err
 		}
@@ -470,7 +470,7 @@ func (d *demo) followUpgrade(ctx context.Context, ip net.IP, tag string) error {
 	shown := ""
 	for next := time.Now(); ctx.Err() == nil; next = next.Add(100 * time.Millisecond) {
 		time.Sleep(time.Until(next))
-		mac, err := d.arp.Probe(ip, 90*time.Millisecond)
+		mac, err := d.neighbors.Probe(ip, 90*time.Millisecond)
 		if err != nil {
 			return err
 		}

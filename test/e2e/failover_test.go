@@ -235,14 +235,14 @@ func (c *metallbCluster) waitProfile(t *testing.T, probeInterval string) {
 			last = "the speaker DaemonSet is rolling out"
 			return false, nil
 		}
-		digest := ds.Spec.Template.Annotations[memberlistDigest]
+		digest := ds.Spec.Template.Annotations[metallb.MemberlistConfigAnnotation]
 		pods, err := c.client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: "component=speaker"})
 		if err != nil {
 			return false, nil
 		}
 		ready := 0
 		for _, p := range pods.Items {
-			if p.Annotations[memberlistDigest] == digest && podReady(&p) && p.DeletionTimestamp == nil {
+			if p.Annotations[metallb.MemberlistConfigAnnotation] == digest && podReady(&p) && p.DeletionTimestamp == nil {
 				ready++
 			}
 		}
@@ -254,12 +254,9 @@ func (c *metallbCluster) waitProfile(t *testing.T, probeInterval string) {
 	}
 }
 
-const (
-	// memberlistFields is how many fields MetalLB v0.16.1's speaker reads from
-	// config.json (internal/speakerlist's memberlistFileConfig).
-	memberlistFields = 19
-	memberlistDigest = metallb.MemberlistConfigAnnotation
-)
+// memberlistFields is how many fields MetalLB v0.16.1's speaker reads from
+// config.json (internal/speakerlist's memberlistFileConfig).
+const memberlistFields = 19
 
 func family(ip net.IP) string {
 	if ip.To4() != nil {

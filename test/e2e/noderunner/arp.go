@@ -9,8 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ARPProber asks, from a host's eth0, who has an address, as arping does.
-type ARPProber struct {
+// arpProber asks, from a host's eth0, who has an address, as arping does.
+type arpProber struct {
 	fd      int
 	ifindex int
 	mac     net.HardwareAddr
@@ -19,9 +19,9 @@ type ARPProber struct {
 
 const ethPArp = 0x0806
 
-// NewARPProber opens a raw socket on the host's eth0.
-func NewARPProber(h *Host) (*ARPProber, error) {
-	p := &ARPProber{fd: -1, mac: h.MAC, ip: h.IP.To4()}
+// newARPProber opens a raw socket on the host's eth0.
+func newARPProber(h *Host) (*arpProber, error) {
+	p := &arpProber{fd: -1, mac: h.MAC, ip: h.IP.To4()}
 	err := inNetns(h.Netns, func() error {
 		iface, err := net.InterfaceByName("eth0")
 		if err != nil {
@@ -43,30 +43,16 @@ func NewARPProber(h *Host) (*ARPProber, error) {
 }
 
 // Close closes the socket.
-func (p *ARPProber) Close() {
+func (p *arpProber) Close() {
 	if p.fd >= 0 {
 		unix.Close(p.fd)
 		p.fd = -1
 	}
 }
 
-// Probe sends one ARP request for target and returns the hardware address of
-// the first reply within timeout; nil when none came.
-func (p *ARPProber) Probe(target net.IP, timeout time.Duration) (net.HardwareAddr, error) {
-	macs, err := p.ask(target, timeout, true)
-	if len(macs) == 0 {
-		return nil, err
-	}
-	return macs[0], err
-}
-
-// Answers sends one ARP request for target and returns every hardware address
-// that replied within window.
-func (p *ARPProber) Answers(target net.IP, window time.Duration) ([]net.HardwareAddr, error) {
-	return p.ask(target, window, false)
-}
-
-func (p *ARPProber) ask(target net.IP, timeout time.Duration, first bool) ([]net.HardwareAddr, error) {
+// ask sends one ARP request for target and returns the hardware addresses
+// that replied within timeout: the first only, when first.
+func (p *arpProber) ask(target net.IP, timeout time.Duration, first bool) ([]net.HardwareAddr, error) {
 	target = target.To4()
 	broadcast := net.HardwareAddr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 	frame := make([]byte, 0, 42)
@@ -89,7 +75,7 @@ func (p *ARPProber) ask(target net.IP, timeout time.Duration, first bool) ([]net
 }
 
 // reply returns the sender of an ARP reply from target to this prober.
-func (p *ARPProber) reply(f []byte, target net.IP) net.HardwareAddr {
+func (p *arpProber) reply(f []byte, target net.IP) net.HardwareAddr {
 	if len(f) < 42 || binary.BigEndian.Uint16(f[12:14]) != ethPArp {
 		return nil
 	}

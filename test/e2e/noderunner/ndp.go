@@ -8,10 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// NDPProber asks, from a host's eth0, who has an IPv6 address, as ndisc6
+// ndpProber asks, from a host's eth0, who has an IPv6 address, as ndisc6
 // does: it multicasts a Neighbor Solicitation and reads the Neighbor
 // Advertisements that answer it.
-type NDPProber struct {
+type ndpProber struct {
 	fd      int
 	ifindex int
 	mac     net.HardwareAddr
@@ -26,12 +26,12 @@ const (
 	ndpSolicited               = 0x40 // the S flag of an advertisement
 )
 
-// NewNDPProber opens a raw ICMPv6 socket on the host's eth0. The kernel fills
+// newNDPProber opens a raw ICMPv6 socket on the host's eth0. The kernel fills
 // in the checksum of what such a socket sends, and picks the source address:
 // the link-local one once its duplicate address detection is done, the
 // host's 2001:db8:: address before.
-func NewNDPProber(h *Host) (*NDPProber, error) {
-	p := &NDPProber{fd: -1, mac: h.MAC}
+func newNDPProber(h *Host) (*ndpProber, error) {
+	p := &ndpProber{fd: -1, mac: h.MAC}
 	err := inNetns(h.Netns, func() error {
 		iface, err := net.InterfaceByName("eth0")
 		if err != nil {
@@ -55,7 +55,7 @@ func NewNDPProber(h *Host) (*NDPProber, error) {
 // configure has the socket send on eth0 with hop limit 255, which receivers
 // of NDP messages require (RFC 4861: proof the message was not routed), and
 // receive advertisements only, not every ICMPv6 message the host gets.
-func (p *NDPProber) configure() error {
+func (p *ndpProber) configure() error {
 	for opt, v := range map[int]int{
 		unix.IPV6_MULTICAST_HOPS: 255,
 		unix.IPV6_UNICAST_HOPS:   255,
@@ -74,30 +74,16 @@ func (p *NDPProber) configure() error {
 }
 
 // Close closes the socket.
-func (p *NDPProber) Close() {
+func (p *ndpProber) Close() {
 	if p.fd >= 0 {
 		unix.Close(p.fd)
 		p.fd = -1
 	}
 }
 
-// Probe sends one Neighbor Solicitation for target and returns the link-layer
-// address of the first advertisement within timeout; nil when none came.
-func (p *NDPProber) Probe(target net.IP, timeout time.Duration) (net.HardwareAddr, error) {
-	macs, err := p.ask(target, timeout, true)
-	if len(macs) == 0 {
-		return nil, err
-	}
-	return macs[0], err
-}
-
-// Answers sends one Neighbor Solicitation for target and returns every
-// link-layer address advertised for it within window.
-func (p *NDPProber) Answers(target net.IP, window time.Duration) ([]net.HardwareAddr, error) {
-	return p.ask(target, window, false)
-}
-
-func (p *NDPProber) ask(target net.IP, timeout time.Duration, first bool) ([]net.HardwareAddr, error) {
+// ask sends one Neighbor Solicitation for target and returns the link-layer
+// addresses advertised for it within timeout: the first only, when first.
+func (p *ndpProber) ask(target net.IP, timeout time.Duration, first bool) ([]net.HardwareAddr, error) {
 	if len(target) != net.IPv6len || target.To4() != nil {
 		return nil, fmt.Errorf("NDP is for IPv6 addresses, not %v", target)
 	}

@@ -12,17 +12,17 @@ import (
 // NeighborProber asks, from a host's eth0, who has an address: by ARP for an
 // IPv4 address, by NDP for an IPv6 one.
 type NeighborProber struct {
-	arp *ARPProber
-	ndp *NDPProber
+	arp *arpProber
+	ndp *ndpProber
 }
 
 // NewNeighborProber opens both probers' sockets on the host's eth0.
 func NewNeighborProber(h *Host) (*NeighborProber, error) {
-	arp, err := NewARPProber(h)
+	arp, err := newARPProber(h)
 	if err != nil {
 		return nil, err
 	}
-	ndp, err := NewNDPProber(h)
+	ndp, err := newNDPProber(h)
 	if err != nil {
 		arp.Close()
 		return nil, err
@@ -39,23 +39,26 @@ func (p *NeighborProber) Close() {
 // Probe asks once who has target and returns the hardware address of the
 // first answer within timeout; nil when none came.
 func (p *NeighborProber) Probe(target net.IP, timeout time.Duration) (net.HardwareAddr, error) {
-	switch {
-	case target.To4() != nil:
-		return p.arp.Probe(target, timeout)
-	case len(target) == net.IPv6len:
-		return p.ndp.Probe(target, timeout)
+	macs, err := p.ask(target, timeout, true)
+	if len(macs) == 0 {
+		return nil, err
 	}
-	return nil, fmt.Errorf("no neighbor protocol for address %v", target)
+	return macs[0], err
 }
 
 // Answers asks once who has target and returns every hardware address that
 // answered within window.
 func (p *NeighborProber) Answers(target net.IP, window time.Duration) ([]net.HardwareAddr, error) {
+	return p.ask(target, window, false)
+}
+
+// ask asks by the protocol of target's family.
+func (p *NeighborProber) ask(target net.IP, timeout time.Duration, first bool) ([]net.HardwareAddr, error) {
 	switch {
 	case target.To4() != nil:
-		return p.arp.Answers(target, window)
+		return p.arp.ask(target, timeout, first)
 	case len(target) == net.IPv6len:
-		return p.ndp.Answers(target, window)
+		return p.ndp.ask(target, timeout, first)
 	}
 	return nil, fmt.Errorf("no neighbor protocol for address %v", target)
 }
