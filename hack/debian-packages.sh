@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs from Debian the programs the end-to-end tests run, when missing:
 #   iproute2  `ip`, which makes the test network's namespaces, bridge and veths;
-#   frr       FRR's zebra, bgpd and vtysh: the BGP router of the BGP stories.
+#   frr       FRR's zebra, bgpd and vtysh: the BGP router of the BGP stories;
+#   iptables  what kube-proxy's iptables mode runs (iptables, iptables-restore,
+#             ip6tables...) in the node-address stories.
 # Packages never start a service here: where no policy-rc.d keeps them from it
 # (as a container's does), one does for the time of the install, so that no
 # routing daemon runs in the machine's own network. Without root it only says
@@ -11,6 +13,7 @@ set -euo pipefail
 missing=()
 command -v ip >/dev/null || missing+=(iproute2)
 { [ -x /usr/lib/frr/bgpd ] && [ -x /usr/lib/frr/zebra ] && command -v vtysh >/dev/null; } || missing+=(frr)
+{ command -v iptables-restore >/dev/null && command -v ip6tables-restore >/dev/null; } || missing+=(iptables)
 [ ${#missing[@]} -gt 0 ] || exit 0
 
 if [ "$(id -u)" != 0 ]; then

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Builds the test binaries (etcd, the Kubernetes control plane, kwok, MetalLB and its
-# previous release, frr-k8s, Helm) and
+# Builds the test binaries (etcd, the Kubernetes control plane, kube-proxy, kwok,
+# MetalLB and its previous release, frr-k8s, Helm) and
 # controller-gen from the Go modules pinned under hack/tools, into a cache outside
 # the clone keyed by version. Nothing is downloaded but Go modules.
 #
-#   hack/tools.sh build [group...]   build what is missing (groups: etcd kube kwok metallb metallb-previous frr-k8s helm controller-tools)
+#   hack/tools.sh build [group...]   build what is missing (groups: etcd kube kube-proxy kwok metallb metallb-previous frr-k8s helm controller-tools)
 #   hack/tools.sh path               print the colon-separated folders holding the binaries
 #
 # Several runs may start at once (two clones, or make -j): each group is built under
@@ -13,13 +13,13 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/bmlb-cno/tools
-all_groups=(etcd kube kwok metallb metallb-previous frr-k8s helm controller-tools)
+all_groups=(etcd kube kube-proxy kwok metallb metallb-previous frr-k8s helm controller-tools)
 
 # The module whose version names a group's folder, and the packages it builds.
 module_of() {
   case $1 in
     etcd) echo go.etcd.io/etcd/server/v3 ;;
-    kube) echo k8s.io/kubernetes ;;
+    kube | kube-proxy) echo k8s.io/kubernetes ;;
     kwok) echo sigs.k8s.io/kwok ;;
     metallb | metallb-previous) echo go.universe.tf/metallb ;;
     frr-k8s) echo github.com/metallb/frr-k8s ;;
@@ -40,6 +40,17 @@ dir_of() {
   echo "$cache/$1-$(version_of "$1")"
 }
 
+# kube_ldflags VERSION: Kubernetes' version stamps; without them clients see the
+# server as v0.0.0.
+kube_ldflags() {
+  local version=$1 minor ld="-s -w" pkg
+  minor=${version#v1.}; minor=${minor%%.*}
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+  done
+  echo "$ld"
+}
+
 # build_group GROUP OUTDIR: builds every binary of GROUP into OUTDIR.
 build_group() {
   local group=$1 out=$2 version
@@ -50,17 +61,13 @@ build_group() {
     etcd)
       go build "${flags[@]}" -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3 ;;
     kube)
-      local minor=${version#v1.}; minor=${minor%%.*}
-      local ld="-s -w"
-      # Without these stamps clients see the server as v0.0.0.
-      for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-        ld+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
-      done
-      go build "${flags[@]}" -ldflags "$ld" -o "$out/" \
+      go build "${flags[@]}" -ldflags "$(kube_ldflags "$version")" -o "$out/" \
         k8s.io/kubernetes/cmd/kube-apiserver \
         k8s.io/kubernetes/cmd/kube-controller-manager \
         k8s.io/kubernetes/cmd/kube-scheduler \
         k8s.io/kubernetes/cmd/kubectl ;;
+    kube-proxy)
+      go build "${flags[@]}" -ldflags "$(kube_ldflags "$version")" -o "$out/" k8s.io/kubernetes/cmd/kube-proxy ;;
     kwok)
       go build "${flags[@]}" -ldflags "-s -w" -o "$out/kwok" sigs.k8s.io/kwok/cmd/kwok
       # kwok acts only through stages; keep the ones of the pinned release beside it:

@@ -30,9 +30,9 @@ var toolsPath = sync.OnceValues(func() ([]string, error) {
 	return filepath.SplitList(strings.TrimSpace(string(out))), nil
 })
 
-// Binary returns the path of a test binary: etcd, kube-apiserver,
-// kube-controller-manager, kube-scheduler, kubectl, kwok, metallb-controller or
-// metallb-speaker.
+// Binary returns the path of a test binary by name: etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler, kubectl, kube-proxy, kwok,
+// metallb-controller, metallb-speaker, frr-k8s's, helm (hack/tools.sh).
 func Binary(name string) (string, error) {
 	dirs, err := toolsPath()
 	if err != nil {

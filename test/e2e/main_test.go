@@ -11,8 +11,9 @@ import (
 	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
 )
 
-// operatorBinary is the cluster-network-operator built for this run.
-var operatorBinary string
+// operatorBinary is the cluster-network-operator built for this run, and
+// backendBinary the HTTP server of the stories with real traffic.
+var operatorBinary, backendBinary string
 
 const testVersion = "v0.0.0-e2e"
 
@@ -28,9 +29,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	operatorBinary = filepath.Join(dir, "cluster-network-operator")
-	if err := buildOperator(operatorBinary); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	backendBinary = filepath.Join(dir, "backend")
+	for _, err := range []error{buildOperator(operatorBinary), build(backendBinary, "./backend")} {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -44,6 +48,13 @@ func buildOperator(out string) error {
 		"-o", out, "../../cmd/cluster-network-operator")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building the operator: %v\n%s", err, b)
+	}
+	return nil
+}
+
+func build(out, pkg string) error {
+	if b, err := exec.Command("go", "build", "-mod=vendor", "-o", out, pkg).CombinedOutput(); err != nil {
+		return fmt.Errorf("building %s: %v\n%s", pkg, err, b)
 	}
 	return nil
 }

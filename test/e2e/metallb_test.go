@@ -77,9 +77,10 @@ func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallb
 	if err != nil {
 		t.Fatal(err)
 	}
+	binaries["backend"] = backendBinary
 	c.runner, err = noderunner.Start(t.Context(), noderunner.Options{
 		Client: c.client, Network: c.net, APIServer: c.env.Config.Host,
-		Namespace: metallbNamespace, Selector: runnerPods, Binaries: binaries, Images: frrK8sImages(t), Dir: t.TempDir(),
+		Selector: runnerPods, Binaries: binaries, Images: runnerImages(t), Dir: t.TempDir(),
 		Logf: t.Logf,
 	})
 	if err != nil {
@@ -99,9 +100,23 @@ func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallb
 	return c
 }
 
-// runnerPods are the pods the node runner runs: MetalLB's, and frr-k8s's (its
-// DaemonSet's and its status cleaner's); kwok keeps the others.
-const runnerPods = "app in (metallb, frr-k8s, frr-k8s-webhook-server)"
+// runnerPods are the pods the node runner runs, in any namespace: MetalLB's,
+// frr-k8s's (its DaemonSet's and its status cleaner's), kube-proxy's and the
+// backends that serve HTTP; kwok keeps the others.
+const runnerPods = "app in (metallb, frr-k8s, frr-k8s-webhook-server, kube-proxy, backend)"
+
+// runnerImages are the images of several files the runner runs: frr-k8s's and
+// FRR's, and kube-proxy's, which calls the node's iptables.
+func runnerImages(t *testing.T) map[string]noderunner.Image {
+	t.Helper()
+	images := frrK8sImages(t)
+	kubeProxy, err := testenv.Binary("kube-proxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	images["kube-proxy"] = noderunner.Image{Files: map[string]string{"/kube-proxy": kubeProxy}, System: true}
+	return images
+}
 
 // frrK8sImages are frr-k8s's image, its programs as its Dockerfile places them
 // with the node's shell to copy them, and FRR's, Debian's frr package: the

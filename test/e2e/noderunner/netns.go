@@ -1,10 +1,15 @@
 package noderunner
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -41,4 +46,32 @@ func inNetns(name string, fn func() error) error {
 		runtime.UnlockOSThread()
 	}
 	return fnErr
+}
+
+// Get asks http://addr/ (addr is host:port) over HTTP from the host's
+// namespace and returns the body; an error when no answer came within timeout.
+func (h *Host) Get(addr string, timeout time.Duration) (string, error) {
+	var conn net.Conn
+	err := inNetns(h.Netns, func() error {
+		// Dialled on this thread, the connection's socket is the namespace's.
+		var err error
+		conn, err = (&net.Dialer{Timeout: timeout}).Dial("tcp", addr)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	transport := &http.Transport{DisableKeepAlives: true,
+		DialContext: func(context.Context, string, string) (net.Conn, error) { return conn, nil }}
+	client := &http.Client{Transport: transport, Timeout: timeout}
+	resp, err := client.Get("http://" + addr + "/")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET http://%s/: %s", addr, resp.Status)
+	}
+	return string(body), err
 }

@@ -55,6 +55,8 @@ type Network struct {
 
 	mu   sync.Mutex
 	pods map[int]*Host // by the last byte of the address, minus podFirst
+	// via is each pod's node, once pods route through their nodes.
+	via map[*Host]*Host
 }
 
 // NewNetwork creates the bridge, a namespace per node addressed with its
@@ -130,8 +132,25 @@ func (n *Network) Close() {
 	}
 }
 
-// addPod makes a namespace for a pod with its own address.
-func (n *Network) addPod() (*Host, error) {
+// RoutePodsThroughNodes has the pods made from now on route through their
+// node, as a CNI's do, so that kube-proxy on the node sees both ways of what
+// it forwards to a pod: a pod's default route is its node, and the host
+// reaches it through its node; the nodes forward IPv4.
+func (n *Network) RoutePodsThroughNodes() error {
+	for name, h := range n.nodes {
+		err := inNetns(h.Netns, func() error { return os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644) })
+		if err != nil {
+			return fmt.Errorf("forwarding on node %s: %w", name, err)
+		}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.via = map[*Host]*Host{}
+	return nil
+}
+
+// addPod makes a namespace for a pod of a node with its own address.
+func (n *Network) addPod(node *Host) (*Host, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	i := 0
@@ -141,15 +160,39 @@ func (n *Network) addPod() (*Host, error) {
 	if podFirst+i > 250 {
 		return nil, fmt.Errorf("no pod address left")
 	}
-	h, err := addHost(fmt.Sprintf("%spod%d", prefix, i), fmt.Sprintf("%sp%d", prefix, i), fmt.Sprintf("198.51.100.%d", podFirst+i), podGateway)
+	addr, gateway := fmt.Sprintf("198.51.100.%d", podFirst+i), podGateway
+	if n.via != nil {
+		gateway = ""
+	}
+	h, err := addHost(fmt.Sprintf("%spod%d", prefix, i), fmt.Sprintf("%sp%d", prefix, i), addr, gateway)
 	if err != nil {
 		return nil, err
 	}
 	n.pods[i] = h
+	if n.via != nil {
+		n.via[h] = node
+		return h, routeThrough(h, node)
+	}
 	return h, nil
 }
 
-// removePod removes a pod's namespace.
+// routeThrough routes a pod's traffic, both ways, through its node.
+func routeThrough(pod, node *Host) error {
+	nodeIP, podIP := node.IP.String(), pod.IP.String()
+	for _, cmd := range [][]string{
+		{"-n", pod.Netns, "route", "add", nodeIP, "dev", "eth0"},
+		{"-n", pod.Netns, "route", "add", "default", "via", nodeIP},
+		{"-n", node.Netns, "route", "replace", podIP + "/32", "dev", "eth0"},
+		{"route", "replace", podIP + "/32", "via", nodeIP},
+	} {
+		if err := ip(cmd...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removePod removes a pod's namespace, and its routes.
 func (n *Network) removePod(h *Host) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -157,6 +200,11 @@ func (n *Network) removePod(h *Host) {
 		if p == h {
 			delete(n.pods, i)
 		}
+	}
+	if node := n.via[h]; node != nil {
+		_ = ip("route", "del", h.IP.String()+"/32")
+		_ = ip("-n", node.Netns, "route", "del", h.IP.String()+"/32")
+		delete(n.via, h)
 	}
 	_ = ip("link", "del", h.veth)
 	_ = ip("netns", "del", h.Netns)

@@ -147,7 +147,7 @@ func (p *podRun) setUp(ctx context.Context) error {
 	if p.pod.Spec.HostNetwork {
 		p.host = p.r.opts.Network.Node(p.node)
 	} else {
-		h, err := p.r.opts.Network.addPod()
+		h, err := p.r.opts.Network.addPod(p.r.opts.Network.Node(p.node))
 		if err != nil {
 			return err
 		}
