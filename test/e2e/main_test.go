@@ -52,8 +52,12 @@ func buildOperator(out string) error {
 	return nil
 }
 
+// build builds a program that runs in the node runner's containers, which
+// have no C library: statically.
 func build(out, pkg string) error {
-	if b, err := exec.Command("go", "build", "-mod=vendor", "-o", out, pkg).CombinedOutput(); err != nil {
+	cmd := exec.Command("go", "build", "-mod=vendor", "-o", out, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building %s: %v\n%s", pkg, err, b)
 	}
 	return nil

@@ -25,8 +25,9 @@ type Image struct {
 var systemLinks = map[string]string{"/bin": "usr/bin", "/sbin": "usr/sbin", "/lib": "usr/lib", "/lib64": "usr/lib64"}
 
 // systemFiles are the node's files a System image shows, read-only: its
-// programs, its users, and PAM's configuration (FRR's vtysh asks PAM).
-var systemFiles = []string{"/usr", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/pam.d"}
+// programs and the links Debian's alternatives choose them by (iptables is
+// one), its users, and PAM's configuration (FRR's vtysh asks PAM).
+var systemFiles = []string{"/usr", "/etc/alternatives", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/pam.d"}
 
 // command is what a container of the image runs: its command and arguments,
 // or what replaces them.

@@ -171,20 +171,29 @@ func (n *Network) addPod(node *Host) (*Host, error) {
 	n.pods[i] = h
 	if n.via != nil {
 		n.via[h] = node
-		return h, routeThrough(h, node)
+		return h, n.routeThrough(h, node)
 	}
 	return h, nil
 }
 
-// routeThrough routes a pod's traffic, both ways, through its node.
-func routeThrough(pod, node *Host) error {
+// routeThrough routes a pod's traffic, both ways, through its node: the pod's
+// default route is its node, which reaches it on the bridge, and the host and
+// the other nodes reach it through its node, as a CNI's routes do.
+func (n *Network) routeThrough(pod, node *Host) error {
 	nodeIP, podIP := node.IP.String(), pod.IP.String()
-	for _, cmd := range [][]string{
+	cmds := [][]string{
 		{"-n", pod.Netns, "route", "add", nodeIP, "dev", "eth0"},
 		{"-n", pod.Netns, "route", "add", "default", "via", nodeIP},
-		{"-n", node.Netns, "route", "replace", podIP + "/32", "dev", "eth0"},
 		{"route", "replace", podIP + "/32", "via", nodeIP},
-	} {
+	}
+	for _, other := range n.nodes {
+		if other == node {
+			cmds = append(cmds, []string{"-n", other.Netns, "route", "replace", podIP + "/32", "dev", "eth0"})
+		} else {
+			cmds = append(cmds, []string{"-n", other.Netns, "route", "replace", podIP + "/32", "via", nodeIP})
+		}
+	}
+	for _, cmd := range cmds {
 		if err := ip(cmd...); err != nil {
 			return err
 		}
@@ -201,9 +210,11 @@ func (n *Network) removePod(h *Host) {
 			delete(n.pods, i)
 		}
 	}
-	if node := n.via[h]; node != nil {
+	if n.via[h] != nil {
 		_ = ip("route", "del", h.IP.String()+"/32")
-		_ = ip("-n", node.Netns, "route", "del", h.IP.String()+"/32")
+		for _, node := range n.nodes {
+			_ = ip("-n", node.Netns, "route", "del", h.IP.String()+"/32")
+		}
 		delete(n.via, h)
 	}
 	_ = ip("link", "del", h.veth)
