@@ -81,6 +81,9 @@ func addServices(ctx context.Context, b *binarybench.Bench, n, namespaces, concu
 	for i := range n {
 		g.Go(func() error {
 			svc := service(namespaceName(i%namespaces), fmt.Sprintf("svc-%d", i))
+			// A port of its own: a node address takes each port once (the
+			// node-address mode), and MetalLB does not mind.
+			svc.Spec.Ports[0].Port = int32(firstPort + i%(65536-firstPort))
 			if _, err := client.CoreV1().Services(svc.Namespace).Create(gctx, svc, metav1.CreateOptions{}); err != nil {
 				return fmt.Errorf("creating Service %s/%s: %v", svc.Namespace, svc.Name, err)
 			}
@@ -93,6 +96,9 @@ func addServices(ctx context.Context, b *binarybench.Bench, n, namespaces, concu
 	fmt.Printf("%d Services of type LoadBalancer in %d namespaces created in %s\n", n, namespaces, time.Since(start).Round(time.Millisecond))
 	return nil
 }
+
+// firstPort is the first Service's port.
+const firstPort = 10000
 
 func namespaceName(i int) string { return fmt.Sprintf("bench-%d", i) }
 

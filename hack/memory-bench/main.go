@@ -27,6 +27,7 @@ type config struct {
 	concurrency int
 	settle      time.Duration
 	idle        time.Duration
+	nodeAddress bool
 }
 
 func main() {
@@ -41,6 +42,7 @@ func main() {
 	flag.IntVar(&c.concurrency, "concurrency", 16, "creations in flight at once")
 	flag.DurationVar(&c.settle, "settle", 5*time.Second, "how long the operator's reconcile count must stay unchanged for it to count as settled")
 	flag.DurationVar(&c.idle, "idle", 0, "after measuring, leave the operator idle this long and measure again (the runtime collects garbage at least every 2 minutes and returns freed memory gradually)")
+	flag.BoolVar(&c.nodeAddress, "node-address", false, "instead of a pool, measure with nothing configured (the node-address mode off for Services with no class), then enable the mode on the MetalLB object and measure again: reconciles per second, and RSS at most "+fmt.Sprint(nodeAddressRatio)+" times that with the mode off")
 	flag.Parse()
 	if err := c.validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "memory-bench:", err)
@@ -100,6 +102,9 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	m := &metricsReader{url: c.metricsURL, token: token, client: metricsClient()}
+	if c.nodeAddress {
+		return compareNodeAddress(ctx, b, m, c)
+	}
 	if err := activate(ctx, b, m, c.settle); err != nil {
 		return err
 	}
@@ -160,17 +165,23 @@ func activate(ctx context.Context, b *binarybench.Bench, m *metricsReader, settl
 // measure reads the operator's memory and compares it with the goal, adding
 // to missed when it is over.
 func measure(op *binarybench.Operator, m *metricsReader, c config, when string, missed **binarybench.GoalMissed) error {
+	_, err := measureRSS(op, m, c, when, missed)
+	return err
+}
+
+// measureRSS is measure, which also returns what it read of the process.
+func measureRSS(op *binarybench.Operator, m *metricsReader, c config, when string, missed **binarybench.GoalMissed) (binarybench.Memory, error) {
 	mem, err := binarybench.ProcessMemory(op.PID())
 	if err != nil {
-		return err
+		return mem, err
 	}
 	metrics, err := m.read()
 	if err != nil {
-		return err
+		return mem, err
 	}
 	heap, ok := metrics["go_memstats_heap_inuse_bytes"]
 	if !ok {
-		return fmt.Errorf("%s has no go_memstats_heap_inuse_bytes", m.url)
+		return mem, fmt.Errorf("%s has no go_memstats_heap_inuse_bytes", m.url)
 	}
 	fmt.Printf("%s, nodes %d, services %d: RSS %s (anonymous %s, files %s), peak RSS %s, Go heap in use %s"+
 		" (kept free %s, stacks %s, %.0f goroutines, %.0f collections)\n",
@@ -180,5 +191,5 @@ func measure(op *binarybench.Operator, m *metricsReader, c config, when string, 
 	if mem.RSS > rssGoal {
 		*missed = binarybench.Miss(*missed, "%s: RSS %s is over the goal of %s", when, binarybench.MiB(mem.RSS), binarybench.MiB(rssGoal))
 	}
-	return nil
+	return mem, nil
 }

@@ -89,7 +89,9 @@ func (m *metricsReader) read() (map[string]float64, error) {
 }
 
 // parseMetrics reads Prometheus's text format as client_golang writes it:
-// `name{labels} value`, no timestamps, comments and blank lines skipped.
+// `name{labels} value`, no timestamps, comments and blank lines skipped. Each
+// name's values are summed, and also by controller, as
+// `name{controller="x"}`, for the series that have that label.
 func parseMetrics(s *bufio.Scanner) (map[string]float64, error) {
 	sums := map[string]float64{}
 	for s.Scan() {
@@ -112,6 +114,9 @@ func parseMetrics(s *bufio.Scanner) (map[string]float64, error) {
 			return nil, fmt.Errorf("metrics line %q: %v", line, err)
 		}
 		sums[name] += v
+		if c := controllerLabel(line); c != "" {
+			sums[name+`{controller="`+c+`"}`] += v
+		}
 	}
 	return sums, s.Err()
 }
@@ -152,4 +157,14 @@ func waitSettled(ctx context.Context, m *metricsReader, settle time.Duration) er
 	}
 	fmt.Printf("settled after %s: %.0f reconciles, none for %s\n", time.Since(start).Round(time.Millisecond), last, settle)
 	return nil
+}
+
+// controllerLabel is the value of a series' controller label, or "".
+func controllerLabel(line string) string {
+	_, rest, ok := strings.Cut(line, `controller="`)
+	if !ok {
+		return ""
+	}
+	value, _, _ := strings.Cut(rest, `"`)
+	return value
 }

@@ -98,15 +98,21 @@ func (c *metallbCluster) runBackend(t *testing.T, name, node string) {
 	}
 }
 
-// createService creates a LoadBalancer Service of the class in front of the
-// backends, port 80 to their 8080.
-func (c *metallbCluster) createService(t *testing.T, name, class string) {
+// createService creates a LoadBalancer Service of the class ("" for none) in
+// front of the backends, port 80 to their 8080, changed by options.
+func (c *metallbCluster) createService(t *testing.T, name, class string, options ...func(*corev1.Service)) {
 	t.Helper()
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: &class,
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer,
 			Selector: map[string]string{"app": "backend"},
 			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}
+	if class != "" {
+		svc.Spec.LoadBalancerClass = &class
+	}
+	for _, o := range options {
+		o(svc)
 	}
 	if _, err := c.client.CoreV1().Services("default").Create(t.Context(), svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

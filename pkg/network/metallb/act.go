@@ -23,6 +23,11 @@ import (
 // ClusterOperator's) is written: a later write that fails does not lose them,
 // and one that failed does not repeat them on the next reconcile.
 func (r *Reconciler) act(ctx context.Context, s *Snapshot, p *Plan) error {
+	if p.NodeAddress != nil {
+		// First: Services handed over to MetalLB lose the node addresses while
+		// its controller starts.
+		r.nodeAddress.SetScope(*p.NodeAddress)
+	}
 	changes, err := r.write(ctx, s, p)
 	report := p.Report(err)
 	status.Record("metallb", report.Deployed, report.Rollouts, report.Conditions)

@@ -10,6 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress"
 )
 
 // ConfigureManager sets the manager options the module needs. The cache holds,
@@ -43,8 +45,9 @@ func cacheByObject(env Environment) (map[client.Object]cache.ByObject, error) {
 	selector := ownership.AsSelector()
 	namespace := map[string]cache.Config{env.Namespace: {}}
 	byObject := map[client.Object]cache.ByObject{
-		// Read from the informer's store (nodeProviders), never copied.
-		&corev1.Node{}: {Transform: nodePlatformOnly},
+		// Read from the informer's store (nodeProviders), never copied; the
+		// node-address mode reads them too.
+		&corev1.Node{}: {Transform: nodeaddress.KeepNodeFields},
 		// MetalLB's and frr-k8s's pods, to name the nodes of a hung rollout.
 		&corev1.Pod{}: {Label: nodePods, Namespaces: namespace, Transform: podReadinessOnly},
 	}
@@ -60,20 +63,6 @@ func cacheByObject(env Environment) (map[client.Object]cache.ByObject, error) {
 		byObject[emptyObject(gvk)] = by
 	}
 	return byObject, nil
-}
-
-// nodePlatformOnly keeps of a Node its name and provider ID: the rest, status
-// and image lists above all, would cost memory for nothing.
-func nodePlatformOnly(obj any) (any, error) {
-	n, ok := obj.(*corev1.Node)
-	if !ok {
-		return obj, nil
-	}
-	return &corev1.Node{
-		TypeMeta:   n.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion},
-		Spec:       corev1.NodeSpec{ProviderID: n.Spec.ProviderID},
-	}, nil
 }
 
 // podReadinessOnly keeps of a MetalLB pod what names a hung rollout's nodes:

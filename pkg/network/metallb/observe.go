@@ -79,6 +79,9 @@ type Snapshot struct {
 // PlatformInputs are what tells the platform: the Infrastructure object's
 // platform type, where it exists, else the Nodes' provider IDs.
 type PlatformInputs struct {
+	// NodeCount is the number of nodes, read whatever tells the platform: a
+	// single node has the node-address mode's default differ.
+	NodeCount      int
 	Infrastructure string
 	Nodes          []NodeProvider
 }
@@ -124,6 +127,11 @@ func (r *Reconciler) readTuning(ctx context.Context, s *Snapshot) error {
 // readPlatform reads what the platform is decided from: nothing with
 // --platform, Infrastructure/cluster on OpenShift, else the Nodes.
 func (r *Reconciler) readPlatform(ctx context.Context, s *Snapshot) error {
+	store, err := r.nodeStore(ctx)
+	if err != nil {
+		return err
+	}
+	s.Platform.NodeCount = len(store.ListKeys())
 	if r.opts.Platform != "" {
 		return nil
 	}
@@ -138,14 +146,17 @@ func (r *Reconciler) readPlatform(ctx context.Context, s *Snapshot) error {
 			return nil
 		}
 	}
-	var err error
-	s.Platform.Nodes, err = r.nodeProviders(ctx)
-	return err
+	for _, o := range store.List() {
+		if n, ok := o.(*corev1.Node); ok {
+			s.Platform.Nodes = append(s.Platform.Nodes, NodeProvider{Name: n.Name, ProviderID: n.Spec.ProviderID})
+		}
+	}
+	return nil
 }
 
-// nodeProviders reads the Nodes' provider IDs from the cache's store itself:
-// a List would copy every Node, thousands of them, at every reconcile.
-func (r *Reconciler) nodeProviders(ctx context.Context) ([]NodeProvider, error) {
+// nodeStore is the store of the cache's Node informer, read as it is: a List
+// would copy every Node, thousands of them, at every reconcile.
+func (r *Reconciler) nodeStore(ctx context.Context) (toolscache.Store, error) {
 	informer, err := r.cache.GetInformer(ctx, &corev1.Node{})
 	if err != nil {
 		return nil, err
@@ -154,13 +165,7 @@ func (r *Reconciler) nodeProviders(ctx context.Context) ([]NodeProvider, error) 
 	if !ok {
 		return nil, fmt.Errorf("the Node informer, a %T, has no store", informer)
 	}
-	var nodes []NodeProvider
-	for _, o := range withStore.GetStore().List() {
-		if n, ok := o.(*corev1.Node); ok {
-			nodes = append(nodes, NodeProvider{Name: n.Name, ProviderID: n.Spec.ProviderID})
-		}
-	}
-	return nodes, nil
+	return withStore.GetStore(), nil
 }
 
 // readOwned lists the objects of every kind the module renders that carry the

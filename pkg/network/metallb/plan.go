@@ -11,6 +11,7 @@ import (
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/apply"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
 
@@ -42,6 +43,8 @@ type Plan struct {
 	// Notices are Events given once per object and note; OnCreate, Events
 	// given only if act creates the object they regard.
 	Notices, OnCreate []Event
+	// NodeAddress is what the node-address mode serves; nil leaves it as it is.
+	NodeAddress *nodeaddress.Scope
 	// RequeueAfter is when to look again with no event: when a rollout in
 	// flight would turn hung.
 	RequeueAfter time.Duration
@@ -69,7 +72,7 @@ type StatusWrite struct {
 func plan(s *Snapshot, opts Options, now time.Time) *Plan {
 	p := &Plan{opts: opts, found: findings{
 		now: now, tuning: s.Tuning, tracking: s.Tracking, elsewhere: s.Configs.elsewhere, clusterOperator: s.ClusterOperator,
-		active: len(s.Configs.inNamespace) > 0 || s.Tuning != nil,
+		active: len(s.Configs.inNamespace) > 0 || (s.Tuning != nil && !enablesNodeAddress(s.Tuning)),
 	}}
 	f := &p.found
 	f.platform = platformOf(opts.Platform, s.Platform)
@@ -79,9 +82,14 @@ func plan(s *Snapshot, opts Options, now time.Time) *Plan {
 		// Nothing is applied, and nothing removed: what runs keeps its addresses.
 		p.WatchConfigs = s.Configs.Served
 		p.Notices = platformNotices(s, f.platform, opts)
+		p.NodeAddress = &nodeaddress.Scope{}
 		return p
 	}
 	settings := p.settings(s, opts.Environment)
+	// Unclassed Services are MetalLB's while its controller runs and serves
+	// them, the module's or another installation's (standDown).
+	metallbServes := (f.active || len(s.Foreign) > 0) && settings.LoadBalancerClass == ""
+	p.NodeAddress = new(nodeaddress.ScopeFor(true, settings.NodeAddress, metallbServes, s.Platform.NodeCount))
 	desired, err := Render(settings, s.MemberlistKey)
 	if err != nil {
 		p.failure = fmt.Errorf("rendering: %w", err)
@@ -102,6 +110,14 @@ func plan(s *Snapshot, opts Options, now time.Time) *Plan {
 	p.Notices = append(p.Notices, conflictNotices(others)...)
 	p.deploy(s, settings, desired)
 	return p
+}
+
+// enablesNodeAddress tells whether the MetalLB object enables the node-address
+// mode for unclassed Services: then it asks for that mode, not for MetalLB,
+// which would take those Services, and does not deploy MetalLB by itself.
+func enablesNodeAddress(tuning *v1beta1.MetalLB) bool {
+	na := tuning.Spec.NodeAddress
+	return na != nil && na.Mode == v1beta1.NodeAddressEnabled
 }
 
 // standDown plans no write: another installation's objects are in the way,

@@ -29,6 +29,7 @@ import (
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/apply"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
 
@@ -65,6 +66,7 @@ type Reconciler struct {
 
 	clusterOperator *status.ClusterOperator // nil where that API does not exist
 	controller      controller.Controller
+	nodeAddress     *nodeaddress.Reconciler
 
 	mu       sync.Mutex                       // held by Reconcile: what follows is its own
 	watching map[schema.GroupVersionKind]bool // configuration kinds watched
@@ -111,6 +113,9 @@ func add(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 	if _, err := mapper.RESTMapping(configv1.GroupVersion.WithKind("ClusterOperator").GroupKind()); err == nil && opts.ClusterOperator != "" {
 		r.clusterOperator = &status.ClusterOperator{Client: mgr.GetClient(), Name: opts.ClusterOperator, Clock: opts.Clock}
 	}
+	if r.nodeAddress, err = nodeaddress.Add(mgr); err != nil {
+		return nil, err
+	}
 	r.controller, err = r.watches(ctrl.NewControllerManagedBy(mgr)).Build(r)
 	return r, err
 }
@@ -123,8 +128,10 @@ func (r *Reconciler) watches(b *builder.Builder) *builder.Builder {
 		// A missing priority or runtime class may appear and make the spec valid.
 		Watches(&schedulingv1.PriorityClass{}, all).
 		Watches(&nodev1.RuntimeClass{}, all)
+	// Nodes coming and going tell the platform, and whether the cluster has a
+	// single node (the node-address mode's default).
+	b = b.Watches(&corev1.Node{}, all, builder.WithPredicates(providerIDChanged))
 	if r.opts.Platform == "" {
-		b = b.Watches(&corev1.Node{}, all, builder.WithPredicates(providerIDChanged))
 		if r.openshift {
 			b = b.Watches(&configv1.Infrastructure{}, all)
 		}

@@ -24,6 +24,8 @@ type Settings struct {
 	MaxUnavailable intstr.IntOrString
 	// FailureDetection is the speakers' memberlist timing.
 	FailureDetection v1beta1.FailureDetectionProfile
+	// NodeAddress is the node-address mode's setting, nil when unset.
+	NodeAddress *v1beta1.NodeAddress
 }
 
 // Environment is what the operator's flags and environment decide, as opposed
@@ -87,6 +89,7 @@ func applySpec(s *Settings, spec *v1beta1.MetalLBSpec) {
 	if fd := spec.FailureDetection; fd != nil && fd.Profile != "" {
 		s.FailureDetection = fd.Profile
 	}
+	s.NodeAddress = spec.NodeAddress
 	s.Speaker.NodeSelector = spec.NodeSelector.Labels()
 	s.Speaker.Tolerations = spec.SpeakerTolerations.Core()
 	s.Controller.NodeSelector = spec.ControllerNodeSelector.Labels()

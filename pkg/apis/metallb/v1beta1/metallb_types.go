@@ -98,6 +98,55 @@ type MetalLBSpec struct {
 	// A field of this operator's; the upstream operator has none.
 	// +optional
 	FailureDetection *FailureDetection `json:"failureDetection,omitempty"`
+
+	// NodeAddress is the node-address mode: LoadBalancer Services get the
+	// addresses of the nodes that can take their traffic, and the cluster's
+	// kube-proxy (or its CNI) carries it; no address pool is needed. Services
+	// of the class networkoperator.openshift.io/node-address are served in
+	// every case; this chooses whether Services with no class are too. A
+	// field of this operator's; the upstream operator has none.
+	// +optional
+	NodeAddress *NodeAddress `json:"nodeAddress,omitempty"`
+}
+
+// NodeAddressMode tells whether the node-address mode serves Services with no
+// class.
+// +kubebuilder:validation:Enum=Enabled;Disabled
+type NodeAddressMode string
+
+// Node-address modes.
+const (
+	// NodeAddressEnabled serves Services with no class while MetalLB is not
+	// configured. A MetalLB object that enables it does not by itself deploy
+	// MetalLB: that takes a configuration object, such as an IPAddressPool.
+	NodeAddressEnabled NodeAddressMode = "Enabled"
+	// NodeAddressDisabled leaves Services with no class to MetalLB, or pending.
+	NodeAddressDisabled NodeAddressMode = "Disabled"
+)
+
+// NodeAddressType is which of a node's addresses the mode publishes.
+// +kubebuilder:validation:Enum=ExternalIP;InternalIP
+type NodeAddressType string
+
+// Node address types the mode publishes.
+const (
+	NodeExternalIP NodeAddressType = "ExternalIP"
+	NodeInternalIP NodeAddressType = "InternalIP"
+)
+
+// NodeAddress configures the node-address mode.
+type NodeAddress struct {
+	// Mode is Enabled or Disabled for Services with no class. Default: Enabled
+	// on a single-node cluster where MetalLB is not configured, Disabled on
+	// others (docs/user-guide.md says why).
+	// +optional
+	Mode NodeAddressMode `json:"mode,omitempty"`
+
+	// AddressType is ExternalIP or InternalIP: which of its addresses each
+	// node publishes. Default: a node's ExternalIP addresses where it has
+	// any, else its InternalIP addresses.
+	// +optional
+	AddressType NodeAddressType `json:"addressType,omitempty"`
 }
 
 // FailureDetectionProfile names a timing of the speakers' memberlist cluster.

@@ -1,0 +1,133 @@
+package nodeaddress
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const (
+	// portIndex indexes LoadBalancer Services by each protocol/port they take.
+	portIndex = "nodeaddress.port"
+	// writtenAnnotation is set, on the cached copy of a Service only, to the
+	// Digest of its ingress when the mode owns it: the status itself is not
+	// kept (see keepServiceFields).
+	writtenAnnotation = "nodeaddress.networkoperator.openshift.io/written"
+)
+
+// newCache is the mode's own cache: every Service and EndpointSlice of the
+// cluster, of each only what the mode reads. It is not the manager's, whose
+// Services are the module's own in MetalLB's namespace.
+func newCache(ctx context.Context, cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
+	opts.ByObject = map[client.Object]cache.ByObject{
+		&corev1.Service{}:            {Transform: keepServiceFields, UnsafeDisableDeepCopy: new(true)},
+		&discoveryv1.EndpointSlice{}: {Transform: keepEndpointFields, UnsafeDisableDeepCopy: new(true)},
+	}
+	opts.DefaultNamespaces, opts.DefaultTransform = nil, nil
+	c, err := cache.New(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	err = c.IndexField(ctx, &corev1.Service{}, portIndex, func(o client.Object) []string {
+		svc := o.(*corev1.Service)
+		if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+			return nil
+		}
+		var keys []string
+		for _, p := range portsOf(svc) {
+			keys = append(keys, p.key())
+		}
+		return keys
+	})
+	return c, err
+}
+
+func (p Port) key() string { return fmt.Sprintf("%s/%d", p.Protocol, p.Port) }
+
+// keepServiceFields keeps of a Service what the mode decides on, and, in
+// place of its status, the Digest of the ingress the mode owns: ten thousand
+// statuses of up to 2×MaxNodes entries would cost more than all the rest.
+func keepServiceFields(obj any) (any, error) {
+	s, ok := obj.(*corev1.Service)
+	if !ok {
+		return obj, nil
+	}
+	kept := &corev1.Service{
+		TypeMeta: s.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, UID: s.UID, ResourceVersion: s.ResourceVersion,
+			CreationTimestamp: s.CreationTimestamp, DeletionTimestamp: s.DeletionTimestamp},
+		Spec: corev1.ServiceSpec{Type: s.Spec.Type, LoadBalancerClass: s.Spec.LoadBalancerClass,
+			IPFamilies: s.Spec.IPFamilies, ExternalTrafficPolicy: s.Spec.ExternalTrafficPolicy},
+	}
+	for _, p := range s.Spec.Ports {
+		kept.Spec.Ports = append(kept.Spec.Ports, corev1.ServicePort{Protocol: p.Protocol, Port: p.Port})
+	}
+	if ownsStatus(s.ManagedFields) {
+		kept.Annotations = map[string]string{writtenAnnotation: Digest(s.Status.LoadBalancer.Ingress)}
+	}
+	return kept, nil
+}
+
+// ownsStatus tells whether FieldManager owns fields of the status. The mode
+// writes nothing else there: what it owns is the ingress.
+func ownsStatus(entries []metav1.ManagedFieldsEntry) bool {
+	for _, e := range entries {
+		if e.Manager == FieldManager && e.Subresource == "status" && e.Operation == metav1.ManagedFieldsOperationApply {
+			return true
+		}
+	}
+	return false
+}
+
+// keepEndpointFields keeps of an EndpointSlice its Service and, of each
+// endpoint, its node and readiness: the addresses are kube-proxy's business.
+func keepEndpointFields(obj any) (any, error) {
+	s, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok {
+		return obj, nil
+	}
+	kept := &discoveryv1.EndpointSlice{
+		TypeMeta: s.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, UID: s.UID, ResourceVersion: s.ResourceVersion,
+			Labels: map[string]string{discoveryv1.LabelServiceName: s.Labels[discoveryv1.LabelServiceName]}},
+		AddressType: s.AddressType,
+	}
+	for _, e := range s.Endpoints {
+		kept.Endpoints = append(kept.Endpoints, discoveryv1.Endpoint{NodeName: e.NodeName,
+			Conditions: discoveryv1.EndpointConditions{Ready: e.Conditions.Ready}})
+	}
+	return kept, nil
+}
+
+// KeepNodeFields keeps of a Node what the mode reads (readiness, the label
+// that excludes it, its addresses, whether it is being deleted) and its
+// provider ID, which tells the platform: the rest, image lists above all,
+// would cost memory for nothing.
+func KeepNodeFields(obj any) (any, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	kept := &corev1.Node{
+		TypeMeta: n.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion,
+			DeletionTimestamp: n.DeletionTimestamp},
+		Spec:   corev1.NodeSpec{ProviderID: n.Spec.ProviderID},
+		Status: corev1.NodeStatus{Addresses: n.Status.Addresses},
+	}
+	if v, excluded := n.Labels[corev1.LabelNodeExcludeBalancers]; excluded {
+		kept.Labels = map[string]string{corev1.LabelNodeExcludeBalancers: v}
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			kept.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status}}
+		}
+	}
+	return kept, nil
+}

@@ -1,0 +1,197 @@
+package nodeaddress
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+// Reconciler keeps the status of each LoadBalancer Service the mode serves:
+// one request per Service.
+type Reconciler struct {
+	services cache.Cache   // the mode's own: Services and EndpointSlices
+	nodes    client.Reader // the manager's cache, whose Nodes are KeepNodeFields'
+	client   client.Client
+	events   recorder.EventRecorder
+
+	scope   atomic.Pointer[Scope]
+	rescope chan event.TypedGenericEvent[struct{}]
+
+	mu       sync.Mutex // guards eligible, and nodesGen with it
+	eligible *eligibleNodes
+	nodesGen atomic.Uint64 // bumped by every Node change that counts
+}
+
+type eligibleNodes struct {
+	gen         uint64
+	addressType string
+	nodes       []Node
+}
+
+// Add registers the mode with the manager, serving nothing until SetScope
+// says what it may serve.
+func Add(mgr ctrl.Manager) (*Reconciler, error) {
+	// The context only bounds the wait for an informer the cache has started:
+	// this one has not.
+	c, err := newCache(context.Background(), mgr.GetConfig(), cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(c); err != nil {
+		return nil, err
+	}
+	r := &Reconciler{services: c, nodes: mgr.GetCache(), client: mgr.GetClient(), events: mgr.GetEventRecorder(FieldManager),
+		rescope: make(chan event.TypedGenericEvent[struct{}], 1)}
+	r.scope.Store(&Scope{})
+	err = ctrl.NewControllerManagedBy(mgr).Named("node-address").
+		WatchesRawSource(source.Kind(c, &corev1.Service{}, r.serviceHandler())).
+		WatchesRawSource(source.Kind(c, &discoveryv1.EndpointSlice{}, r.endpointsHandler())).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Node{}, r.nodeHandler())).
+		WatchesRawSource(source.Channel(r.rescope, handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ struct{}) []reconcile.Request {
+			return r.allServices(ctx)
+		}))).
+		Complete(r)
+	return r, err
+}
+
+// SetScope changes what the mode serves; every Service is looked at again
+// when it changed.
+func (r *Reconciler) SetScope(s Scope) {
+	if old := r.scope.Swap(&s); *old == s {
+		return
+	}
+	select {
+	case r.rescope <- event.TypedGenericEvent[struct{}]{}:
+	default: // one is pending: it will look at every Service too
+	}
+}
+
+type serviceQueue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+// serviceHandler asks for the Service itself, and, when it leaves or changes
+// its ports, for the Services that share a port with it: one of them may win
+// what it held. A new Service takes nothing from those created before it,
+// only from those of the same second whose UID is greater (older).
+func (r *Reconciler) serviceHandler() handler.TypedEventHandler[*corev1.Service, reconcile.Request] {
+	return handler.TypedFuncs[*corev1.Service, reconcile.Request]{
+		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[*corev1.Service], q serviceQueue) {
+			q.Add(requestFor(e.Object))
+			r.addSharers(ctx, q, e.Object, func(s *corev1.Service) bool {
+				return s.CreationTimestamp.Equal(&e.Object.CreationTimestamp)
+			})
+		},
+		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[*corev1.Service], q serviceQueue) {
+			q.Add(requestFor(e.ObjectNew))
+			if !equality.Semantic.DeepEqual(e.ObjectOld.Spec, e.ObjectNew.Spec) {
+				r.addSharers(ctx, q, e.ObjectOld, all)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[*corev1.Service], q serviceQueue) {
+			r.addSharers(ctx, q, e.Object, all)
+		},
+	}
+}
+
+func all(*corev1.Service) bool { return true }
+
+// endpointsHandler asks for the Service of a slice whose nodes or readiness
+// changed, and, for a Local-policy Service, whose addresses follow them, for
+// the Services that share a port with it.
+func (r *Reconciler) endpointsHandler() handler.TypedEventHandler[*discoveryv1.EndpointSlice, reconcile.Request] {
+	enqueue := func(ctx context.Context, s *discoveryv1.EndpointSlice, q serviceQueue) {
+		key := types.NamespacedName{Namespace: s.Namespace, Name: s.Labels[discoveryv1.LabelServiceName]}
+		if key.Name == "" {
+			return
+		}
+		q.Add(reconcile.Request{NamespacedName: key})
+		svc := &corev1.Service{}
+		if r.services.Get(ctx, key, svc) == nil && local(svc) {
+			r.addSharers(ctx, q, svc, all)
+		}
+	}
+	return handler.TypedFuncs[*discoveryv1.EndpointSlice, reconcile.Request]{
+		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[*discoveryv1.EndpointSlice], q serviceQueue) {
+			enqueue(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[*discoveryv1.EndpointSlice], q serviceQueue) {
+			if !equality.Semantic.DeepEqual(e.ObjectOld.Endpoints, e.ObjectNew.Endpoints) {
+				enqueue(ctx, e.ObjectNew, q)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[*discoveryv1.EndpointSlice], q serviceQueue) {
+			enqueue(ctx, e.Object, q)
+		},
+	}
+}
+
+// nodeHandler asks for every Service when a node comes, goes, or changes what
+// the mode reads of it, and not for the status updates every node makes
+// every few seconds.
+func (r *Reconciler) nodeHandler() handler.TypedEventHandler[*corev1.Node, reconcile.Request] {
+	all := func(ctx context.Context, q serviceQueue) {
+		r.nodesGen.Add(1)
+		for _, req := range r.allServices(ctx) {
+			q.Add(req)
+		}
+	}
+	return handler.TypedFuncs[*corev1.Node, reconcile.Request]{
+		CreateFunc: func(ctx context.Context, _ event.TypedCreateEvent[*corev1.Node], q serviceQueue) { all(ctx, q) },
+		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[*corev1.Node], q serviceQueue) {
+			o, n := e.ObjectOld, e.ObjectNew
+			if ready(o) != ready(n) || !equality.Semantic.DeepEqual(o.Status.Addresses, n.Status.Addresses) ||
+				!equality.Semantic.DeepEqual(o.Labels, n.Labels) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) {
+				all(ctx, q)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, _ event.TypedDeleteEvent[*corev1.Node], q serviceQueue) { all(ctx, q) },
+	}
+}
+
+// allServices asks for every LoadBalancer Service.
+func (r *Reconciler) allServices(ctx context.Context) []reconcile.Request {
+	var list corev1.ServiceList
+	if err := r.services.List(ctx, &list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing Services")
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if list.Items[i].Spec.Type == corev1.ServiceTypeLoadBalancer {
+			out = append(out, requestFor(&list.Items[i]))
+		}
+	}
+	return out
+}
+
+// addSharers asks for the Services that take one of the Service's ports, of
+// those that pass.
+func (r *Reconciler) addSharers(ctx context.Context, q serviceQueue, svc *corev1.Service, pass func(*corev1.Service) bool) {
+	sharers, err := r.sharers(ctx, svc)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing Services by port")
+		return
+	}
+	for _, s := range sharers {
+		if pass(s) {
+			q.Add(requestFor(s))
+		}
+	}
+}
+
+func requestFor(svc *corev1.Service) reconcile.Request {
+	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}}
+}

@@ -1,0 +1,125 @@
+package nodeaddress
+
+import (
+	"cmp"
+	"net/netip"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Port is a protocol and port a Service takes on each of its addresses.
+type Port struct {
+	Protocol corev1.Protocol
+	Port     int32
+}
+
+// Rival is another Service the mode serves, with the addresses it would
+// publish if it had no rival itself.
+type Rival struct {
+	Service   *corev1.Service
+	Addresses []netip.Addr
+}
+
+// Loss is an address a Service does not get: an older Service, Winner,
+// publishes it and takes Ports on it too.
+type Loss struct {
+	Address netip.Addr
+	Ports   []Port
+	Winner  types.NamespacedName
+}
+
+// Decision is a Service's addresses, in the order published, and its losses.
+type Decision struct {
+	Addresses []netip.Addr
+	Losses    []Loss
+}
+
+// Published returns the addresses a Service would publish with no rival: those
+// of its nodes (nodesFor), family by family in the order of its ipFamilies.
+func Published(svc *corev1.Service, eligible []Node, endpointNodes map[string]bool) []netip.Addr {
+	families := svc.Spec.IPFamilies
+	if len(families) == 0 {
+		families = []corev1.IPFamily{corev1.IPv4Protocol}
+	}
+	nodes := nodesFor(svc, eligible, endpointNodes)
+	var out []netip.Addr
+	for _, f := range families {
+		for _, n := range nodes {
+			for _, a := range n.Addresses {
+				if a.Is4() == (f == corev1.IPv4Protocol) {
+					out = append(out, a)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Decide works out a Service's addresses of those it wants: an address that an
+// older rival also publishes with one of the same ports is the rival's, all of
+// the Service's ports on it alike, since kube-proxy forwards every port of a
+// Service on each of its addresses. The older is the one created first, then
+// the one with the lesser UID, so both Services agree on it.
+func Decide(svc *corev1.Service, wanted []netip.Addr, rivals []Rival) Decision {
+	var d Decision
+	ports := portsOf(svc)
+	for _, a := range wanted {
+		if loss, lost := lossOf(svc, a, ports, rivals); lost {
+			d.Losses = append(d.Losses, loss)
+			continue
+		}
+		d.Addresses = append(d.Addresses, a)
+	}
+	return d
+}
+
+// lossOf finds the oldest rival, older than the Service, that publishes the
+// address with a port of the Service's.
+func lossOf(svc *corev1.Service, a netip.Addr, ports []Port, rivals []Rival) (Loss, bool) {
+	var best *Loss
+	var winner *corev1.Service
+	for _, r := range rivals {
+		if !older(r.Service, svc) || !slices.Contains(r.Addresses, a) || (winner != nil && !older(r.Service, winner)) {
+			continue
+		}
+		shared := sharedPorts(ports, portsOf(r.Service))
+		if len(shared) == 0 {
+			continue
+		}
+		winner = r.Service
+		best = &Loss{Address: a, Ports: shared, Winner: types.NamespacedName{Namespace: r.Service.Namespace, Name: r.Service.Name}}
+	}
+	if best == nil {
+		return Loss{}, false
+	}
+	return *best, true
+}
+
+// older tells whether a was created before b, the lesser UID first at the
+// same second.
+func older(a, b *corev1.Service) bool {
+	if c := a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time); c != 0 {
+		return c < 0
+	}
+	return a.UID < b.UID
+}
+
+func portsOf(svc *corev1.Service) []Port {
+	out := make([]Port, 0, len(svc.Spec.Ports))
+	for _, p := range svc.Spec.Ports {
+		out = append(out, Port{Protocol: cmp.Or(p.Protocol, corev1.ProtocolTCP), Port: p.Port})
+	}
+	return out
+}
+
+func sharedPorts(a, b []Port) []Port {
+	var out []Port
+	for _, p := range a {
+		if slices.Contains(b, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

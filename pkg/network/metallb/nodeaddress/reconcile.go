@@ -1,0 +1,171 @@
+package nodeaddress
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Reconcile works out one Service's addresses and writes them when they
+// differ from what the mode wrote; for a Service it does not serve, it removes
+// what it wrote, if anything.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	svc := &corev1.Service{}
+	if err := r.services.Get(ctx, req.NamespacedName, svc); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	var d Decision
+	if scope := *r.scope.Load(); scope.Serves(svc) {
+		var err error
+		if d, err = r.decide(ctx, svc, scope); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	return reconcile.Result{}, r.act(ctx, svc, d)
+}
+
+// decide reads what the Service's decision needs and makes it.
+func (r *Reconciler) decide(ctx context.Context, svc *corev1.Service, scope Scope) (Decision, error) {
+	eligible, err := r.eligibleNodes(ctx, scope)
+	if err != nil {
+		return Decision{}, err
+	}
+	wanted, err := r.published(ctx, svc, eligible)
+	if err != nil {
+		return Decision{}, err
+	}
+	sharers, err := r.sharers(ctx, svc)
+	if err != nil {
+		return Decision{}, err
+	}
+	var rivals []Rival
+	for _, s := range sharers {
+		if !older(s, svc) || !scope.Serves(s) {
+			continue
+		}
+		addrs, err := r.published(ctx, s, eligible)
+		if err != nil {
+			return Decision{}, err
+		}
+		rivals = append(rivals, Rival{Service: s, Addresses: addrs})
+	}
+	return Decide(svc, wanted, rivals), nil
+}
+
+// act writes the Service's ingress for the decision, unless the mode wrote
+// it already, and tells each loss with a Warning Event on the Service.
+func (r *Reconciler) act(ctx context.Context, svc *corev1.Service, d Decision) error {
+	ingress := Ingress(d)
+	written, owned := svc.Annotations[writtenAnnotation]
+	if (!owned && len(ingress) == 0) || (owned && len(ingress) > 0 && written == Digest(ingress)) {
+		return nil
+	}
+	// Forced: a Service the mode serves is its own to give addresses to,
+	// whoever wrote its status before (MetalLB's controller, before a
+	// handover back).
+	err := r.client.Status().Apply(ctx, statusApply(svc, ingress), client.FieldOwner(FieldManager), client.ForceOwnership)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("writing the status of Service %s/%s: %w", svc.Namespace, svc.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("wrote addresses", "addresses", len(d.Addresses), "losses", len(d.Losses))
+	for _, l := range d.Losses {
+		r.events.Eventf(svc, nil, corev1.EventTypeWarning, "AddressTaken", "AssignNodeAddress",
+			"Node address %s is not published for this Service: Service %s, older, takes %s on it. Change the port of one of them, or give one another loadBalancerClass",
+			l.Address, l.Winner, portList(l.Ports))
+	}
+	return nil
+}
+
+func portList(ports []Port) string {
+	s := make([]string, len(ports))
+	for i, p := range ports {
+		s[i] = fmt.Sprintf("%d/%s", p.Port, p.Protocol)
+	}
+	return strings.Join(s, ", ")
+}
+
+// published is the addresses the Service would publish with no rival.
+func (r *Reconciler) published(ctx context.Context, svc *corev1.Service, eligible []Node) ([]netip.Addr, error) {
+	var endpointNodes map[string]bool
+	if local(svc) {
+		var err error
+		if endpointNodes, err = r.endpointNodes(ctx, svc); err != nil {
+			return nil, err
+		}
+	}
+	return Published(svc, eligible, endpointNodes), nil
+}
+
+// endpointNodes is the nodes where the Service has a ready endpoint.
+func (r *Reconciler) endpointNodes(ctx context.Context, svc *corev1.Service) (map[string]bool, error) {
+	var slices discoveryv1.EndpointSliceList
+	err := r.services.List(ctx, &slices, client.InNamespace(svc.Namespace),
+		client.MatchingLabels{discoveryv1.LabelServiceName: svc.Name})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, s := range slices.Items {
+		for _, e := range s.Endpoints {
+			if e.NodeName != nil && (e.Conditions.Ready == nil || *e.Conditions.Ready) {
+				out[*e.NodeName] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// sharers are the other LoadBalancer Services that take one of the Service's ports.
+func (r *Reconciler) sharers(ctx context.Context, svc *corev1.Service) ([]*corev1.Service, error) {
+	seen := map[string]bool{string(svc.UID): true}
+	var out []*corev1.Service
+	for _, p := range portsOf(svc) {
+		var list corev1.ServiceList
+		if err := r.services.List(ctx, &list, client.MatchingFields{portIndex: p.key()}); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			if s := &list.Items[i]; !seen[string(s.UID)] {
+				seen[string(s.UID)] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
+}
+
+// eligibleNodes returns the eligible nodes, worked out again only after a
+// Node change that counts (nodeHandler) or a change of address type.
+func (r *Reconciler) eligibleNodes(ctx context.Context, scope Scope) ([]Node, error) {
+	gen := r.nodesGen.Load()
+	r.mu.Lock()
+	e := r.eligible
+	r.mu.Unlock()
+	if e != nil && e.gen == gen && e.addressType == string(scope.AddressType) {
+		return e.nodes, nil
+	}
+	var list corev1.NodeList
+	if err := r.nodes.List(ctx, &list); err != nil {
+		return nil, err
+	}
+	nodes := make([]*corev1.Node, len(list.Items))
+	for i := range list.Items {
+		nodes[i] = &list.Items[i]
+	}
+	e = &eligibleNodes{gen: gen, addressType: string(scope.AddressType), nodes: Eligible(nodes, scope.AddressType)}
+	r.mu.Lock()
+	r.eligible = e
+	r.mu.Unlock()
+	return e.nodes, nil
+}
