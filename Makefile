@@ -101,11 +101,12 @@ bench: tools
 	$(GO) test -count=1 -run '^$$' -bench . -benchmem ./...
 
 .PHONY: bench-binary
-## bench-binary: the built binary's activation and memory, default flags, and the floor of its stack (hack/activation-bench, hack/memory-bench, hack/memory-floor).
+## bench-binary: the built binary's activation and memory, default flags, the node-address mode's memory and pace, and the floor of its stack (hack/activation-bench, hack/memory-bench, hack/memory-floor).
 bench-binary: build tools
 	@status=0; \
 	  $(GO) run ./hack/activation-bench -binary $(BIN) || status=1; \
 	  $(GO) run ./hack/memory-bench -binary $(BIN) -idle 150s || status=1; \
+	  $(GO) run ./hack/memory-bench -binary $(BIN) -node-address || status=1; \
 	  $(GO) run ./hack/memory-floor -binary $(BIN) || status=1; \
 	  exit $$status
 

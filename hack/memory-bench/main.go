@@ -165,12 +165,16 @@ func activate(ctx context.Context, b *binarybench.Bench, m *metricsReader, settl
 // measure reads the operator's memory and compares it with the goal, adding
 // to missed when it is over.
 func measure(op *binarybench.Operator, m *metricsReader, c config, when string, missed **binarybench.GoalMissed) error {
-	_, err := measureRSS(op, m, c, when, missed)
+	mem, err := readMemory(op, m, c, when)
+	if err == nil && mem.RSS > rssGoal {
+		*missed = binarybench.Miss(*missed, "%s: RSS %s is over the goal of %s", when, binarybench.MiB(mem.RSS), binarybench.MiB(rssGoal))
+	}
 	return err
 }
 
-// measureRSS is measure, which also returns what it read of the process.
-func measureRSS(op *binarybench.Operator, m *metricsReader, c config, when string, missed **binarybench.GoalMissed) (binarybench.Memory, error) {
+// readMemory reads the operator's memory, from /proc and its metrics, and
+// prints it.
+func readMemory(op *binarybench.Operator, m *metricsReader, c config, when string) (binarybench.Memory, error) {
 	mem, err := binarybench.ProcessMemory(op.PID())
 	if err != nil {
 		return mem, err
@@ -188,8 +192,5 @@ func measureRSS(op *binarybench.Operator, m *metricsReader, c config, when strin
 		when, c.nodes, c.services, binarybench.MiB(mem.RSS), binarybench.MiB(mem.Anon), binarybench.MiB(mem.File), binarybench.MiB(mem.Peak), binarybench.MiB(int64(heap)),
 		binarybench.MiB(int64(metrics["go_memstats_heap_idle_bytes"]-metrics["go_memstats_heap_released_bytes"])),
 		binarybench.MiB(int64(metrics["go_memstats_stack_inuse_bytes"])), metrics["go_goroutines"], metrics["go_gc_duration_seconds_count"])
-	if mem.RSS > rssGoal {
-		*missed = binarybench.Miss(*missed, "%s: RSS %s is over the goal of %s", when, binarybench.MiB(mem.RSS), binarybench.MiB(rssGoal))
-	}
 	return mem, nil
 }

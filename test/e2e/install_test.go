@@ -23,8 +23,8 @@ const (
 
 // Installed from manifests/ as a user does (kubectl apply -k, and the
 // ClusterOperator as on OpenShift), the operator runs with its service
-// account's identity alone through activation, a scrape of its metrics,
-// tuning, an upgrade and deactivation, with the real MetalLB and its webhooks.
+// account's identity alone through activation, a scrape of its metrics, a
+// Service of the node-address mode, tuning, an upgrade and deactivation, with the real MetalLB and its webhooks.
 // Every request it makes is in the API server's audit log: each must be
 // granted by the manifests' RBAC, and each permission granted must have been
 // used.
@@ -59,6 +59,10 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	// token is and whether it may get /metrics.
 	assertMetricsGuarded(t, c.env, op)
 	assertMetrics(t, c.env, op, []string{`cluster_network_operator_operand_active{operand="metallb"} 1`})
+	// A Service of the node-address mode's class, beside MetalLB: the
+	// nodes' addresses, written into its status.
+	kubectl(t, c.env, "apply", "-f", guideExample(t, "node-address"))
+	c.waitIngress(t, "web-on-nodes", time.Minute, c.nodeIPs())
 
 	kubectl(t, c.env, "apply", "-f", tune)
 	c.waitPods(t, "MetalLB with --log-level=debug", 3*time.Minute, func(p *corev1.Pod) bool {

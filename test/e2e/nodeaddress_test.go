@@ -41,15 +41,7 @@ func TestNodeAddressMode(t *testing.T) {
 	op.waitReady(t)
 	c.startKubeProxy(t)
 	c.runBackend(t, "backend-0", c.nodes[1].Name)
-	kubectl(t, c.env, "apply", "-f", writeTemp(t, `apiVersion: metallb.io/v1beta1
-kind: MetalLB
-metadata:
-  name: metallb
-  namespace: metallb-system
-spec:
-  nodeAddress:
-    mode: Enabled
-`))
+	kubectl(t, c.env, "apply", "-f", guideExample(t, "node-address-mode"))
 	ipv4 := c.nodeIPs()
 
 	c.createService(t, "first", nodeaddress.Class)

@@ -1,6 +1,7 @@
 package nodeaddress
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -19,6 +20,9 @@ const (
 	// Digest of its ingress when the mode owns it: the status itself is not
 	// kept (see keepServiceFields).
 	writtenAnnotation = "nodeaddress.networkoperator.openshift.io/written"
+	// writerAnnotation is set, on the cached copy only, to the field manager
+	// that wrote the Service's addresses when it is not the mode.
+	writerAnnotation = "nodeaddress.networkoperator.openshift.io/writer"
 )
 
 // newCache is the mode's own cache: every Service and EndpointSlice of the
@@ -70,6 +74,8 @@ func keepServiceFields(obj any) (any, error) {
 	}
 	if ownsStatus(s.ManagedFields) {
 		kept.Annotations = map[string]string{writtenAnnotation: Digest(s.Status.LoadBalancer.Ingress)}
+	} else if w := ingressWriter(s.ManagedFields); w != "" && len(s.Status.LoadBalancer.Ingress) > 0 {
+		kept.Annotations = map[string]string{writerAnnotation: w}
 	}
 	return kept, nil
 }
@@ -83,6 +89,18 @@ func ownsStatus(entries []metav1.ManagedFieldsEntry) bool {
 		}
 	}
 	return false
+}
+
+// ingressWriter is the field manager that owns status.loadBalancer, the
+// mode aside, or "".
+func ingressWriter(entries []metav1.ManagedFieldsEntry) string {
+	for _, e := range entries {
+		if e.Manager != FieldManager && e.Subresource == "status" && e.FieldsV1 != nil &&
+			bytes.Contains(e.FieldsV1.Raw, []byte(`"f:loadBalancer"`)) {
+			return e.Manager
+		}
+	}
+	return ""
 }
 
 // keepEndpointFields keeps of an EndpointSlice its Service and, of each

@@ -28,10 +28,15 @@ type Reconciler struct {
 	client   client.Client
 	events   recorder.EventRecorder
 
-	scope   atomic.Pointer[Scope]
-	rescope chan event.TypedGenericEvent[struct{}]
+	// scope is nil until the module's first plan: before, nothing is known
+	// of what to serve, and a restarted operator must not take away what the
+	// last one wrote.
+	scope atomic.Pointer[Scope]
+	// recheck asks for every Service: the scope or a node changed. Its one
+	// slot coalesces a burst (thousands of nodes at start) into one pass.
+	recheck chan event.TypedGenericEvent[struct{}]
 
-	mu       sync.Mutex // guards eligible, and nodesGen with it
+	mu       sync.Mutex // guards eligible
 	eligible *eligibleNodes
 	nodesGen atomic.Uint64 // bumped by every Node change that counts
 }
@@ -42,12 +47,12 @@ type eligibleNodes struct {
 	nodes       []Node
 }
 
-// Add registers the mode with the manager, serving nothing until SetScope
+// Add registers the mode with the manager; it does nothing until SetScope
 // says what it may serve.
 func Add(mgr ctrl.Manager) (*Reconciler, error) {
 	// The context only bounds the wait for an informer the cache has started:
 	// this one has not.
-	c, err := newCache(context.Background(), mgr.GetConfig(), cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	c, err := newCache(context.Background(), mgr.GetConfig(), cache.Options{HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 	if err != nil {
 		return nil, err
 	}
@@ -55,13 +60,12 @@ func Add(mgr ctrl.Manager) (*Reconciler, error) {
 		return nil, err
 	}
 	r := &Reconciler{services: c, nodes: mgr.GetCache(), client: mgr.GetClient(), events: mgr.GetEventRecorder(FieldManager),
-		rescope: make(chan event.TypedGenericEvent[struct{}], 1)}
-	r.scope.Store(&Scope{})
+		recheck: make(chan event.TypedGenericEvent[struct{}], 1)}
 	err = ctrl.NewControllerManagedBy(mgr).Named("node-address").
 		WatchesRawSource(source.Kind(c, &corev1.Service{}, r.serviceHandler())).
 		WatchesRawSource(source.Kind(c, &discoveryv1.EndpointSlice{}, r.endpointsHandler())).
 		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Node{}, r.nodeHandler())).
-		WatchesRawSource(source.Channel(r.rescope, handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ struct{}) []reconcile.Request {
+		WatchesRawSource(source.Channel(r.recheck, handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ struct{}) []reconcile.Request {
 			return r.allServices(ctx)
 		}))).
 		Complete(r)
@@ -71,11 +75,14 @@ func Add(mgr ctrl.Manager) (*Reconciler, error) {
 // SetScope changes what the mode serves; every Service is looked at again
 // when it changed.
 func (r *Reconciler) SetScope(s Scope) {
-	if old := r.scope.Swap(&s); *old == s {
-		return
+	if old := r.scope.Swap(&s); old == nil || *old != s {
+		r.recheckAll()
 	}
+}
+
+func (r *Reconciler) recheckAll() {
 	select {
-	case r.rescope <- event.TypedGenericEvent[struct{}]{}:
+	case r.recheck <- event.TypedGenericEvent[struct{}]{}:
 	default: // one is pending: it will look at every Service too
 	}
 }
@@ -138,26 +145,24 @@ func (r *Reconciler) endpointsHandler() handler.TypedEventHandler[*discoveryv1.E
 	}
 }
 
-// nodeHandler asks for every Service when a node comes, goes, or changes what
-// the mode reads of it, and not for the status updates every node makes
-// every few seconds.
+// nodeHandler has every Service looked at again when a node comes, goes, or
+// changes what the mode reads of it, and not for the status updates every
+// node makes every few seconds.
 func (r *Reconciler) nodeHandler() handler.TypedEventHandler[*corev1.Node, reconcile.Request] {
-	all := func(ctx context.Context, q serviceQueue) {
+	changed := func() {
 		r.nodesGen.Add(1)
-		for _, req := range r.allServices(ctx) {
-			q.Add(req)
-		}
+		r.recheckAll()
 	}
 	return handler.TypedFuncs[*corev1.Node, reconcile.Request]{
-		CreateFunc: func(ctx context.Context, _ event.TypedCreateEvent[*corev1.Node], q serviceQueue) { all(ctx, q) },
-		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[*corev1.Node], q serviceQueue) {
+		CreateFunc: func(context.Context, event.TypedCreateEvent[*corev1.Node], serviceQueue) { changed() },
+		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[*corev1.Node], _ serviceQueue) {
 			o, n := e.ObjectOld, e.ObjectNew
 			if ready(o) != ready(n) || !equality.Semantic.DeepEqual(o.Status.Addresses, n.Status.Addresses) ||
 				!equality.Semantic.DeepEqual(o.Labels, n.Labels) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) {
-				all(ctx, q)
+				changed()
 			}
 		},
-		DeleteFunc: func(ctx context.Context, _ event.TypedDeleteEvent[*corev1.Node], q serviceQueue) { all(ctx, q) },
+		DeleteFunc: func(context.Context, event.TypedDeleteEvent[*corev1.Node], serviceQueue) { changed() },
 	}
 }
 

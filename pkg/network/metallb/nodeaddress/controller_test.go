@@ -3,11 +3,13 @@ package nodeaddress
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -19,16 +21,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
 // What the mode writes, against a real API server with two kwok nodes: its
-// class is served; a Service another controller addressed is left alone until
-// the scope takes Services with no class, then given node addresses; when the
-// scope gives them back, only what the mode wrote goes; an excluded node's
-// address goes from every Service; another class is never written.
+// class is served; a Service with no class that another controller addressed
+// is left to it, with an Event, even when the scope takes Services with no
+// class; once that controller lets go, the mode gives it node addresses; when
+// the scope gives them back, only what the mode wrote goes; an excluded
+// node's address goes from every Service; another class is never written.
 func TestStatusWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a control plane: not run with -short")
@@ -47,6 +51,9 @@ func TestStatusWrites(t *testing.T) {
 	assertAddresses(t, cs, "unclassed", []string{"203.0.113.5"})
 
 	r.SetScope(Scope{Enabled: true, Unclassed: true})
+	waitEvent(t, cs, "unclassed", "AddressedElsewhere")
+	assertAddresses(t, cs, "unclassed", []string{"203.0.113.5"})
+	releaseStatusAs(t, cs, "unclassed", "another-lb")
 	waitAddresses(t, cs, "unclassed", both)
 	setConditionAs(t, cs, "unclassed", "another-lb")
 
@@ -71,9 +78,88 @@ func TestStatusWrites(t *testing.T) {
 	}
 }
 
+// A restarted operator keeps the addresses the last one wrote: before the
+// module's first plan the mode writes nothing, and after it nothing differs.
+func TestRestartKeepsAddresses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a control plane: not run with -short")
+	}
+	env := testenv.New(t, testenv.Options{Kwok: true, Nodes: testenv.Nodes(2)})
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	first, stop := startModeStoppable(t, env)
+	first.SetScope(Scope{Enabled: true})
+	createLB(t, cs, "classed", Class, 80)
+	waitAddresses(t, cs, "classed", []string{"192.0.2.10", "192.0.2.11"})
+	stop()
+	written := resourceVersion(t, cs, "classed")
+
+	before := reconciles(t)
+	second := startMode(t, env)
+	waitReconciles(t, before+1) // the Service, seen with no scope yet
+	if rv := resourceVersion(t, cs, "classed"); rv != written {
+		t.Fatalf("the Service was written (resourceVersion %s, then %s) before the mode had a scope", written, rv)
+	}
+	before = reconciles(t)
+	second.SetScope(Scope{Enabled: true})
+	waitReconciles(t, before+1) // seen again, with the scope
+	if rv := resourceVersion(t, cs, "classed"); rv != written {
+		t.Errorf("the Service was written again (resourceVersion %s, then %s) with the same addresses", written, rv)
+	}
+}
+
+func resourceVersion(t *testing.T, cs kubernetes.Interface, name string) string {
+	t.Helper()
+	svc, err := cs.CoreV1().Services("default").Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc.ResourceVersion
+}
+
+// reconciles is how many reconciles the mode's controllers of this test
+// process made, from controller-runtime's metrics.
+func reconciles(t *testing.T) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "node-address" {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
+}
+
+func waitReconciles(t *testing.T, atLeast float64) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return reconciles(t) >= atLeast, nil
+	})
+	if err != nil {
+		t.Fatalf("the mode made %v reconciles, want at least %v", reconciles(t), atLeast)
+	}
+}
+
 // startMode runs the mode in a manager whose Node cache keeps what the
-// operator's keeps.
+// operator's keeps, until the test ends.
 func startMode(t *testing.T, env *testenv.Env) *Reconciler {
+	t.Helper()
+	r, _ := startModeStoppable(t, env)
+	return r
+}
+
+// startModeStoppable is startMode, with a function that stops the manager.
+func startModeStoppable(t *testing.T, env *testenv.Env) (*Reconciler, func()) {
 	t.Helper()
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:                 scheme.Scheme,
@@ -93,13 +179,17 @@ func startMode(t *testing.T, env *testenv.Env) *Reconciler {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
-	return r
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return r, stop
 }
 
 func createLB(t *testing.T, cs kubernetes.Interface, name, class string, port int32) {
@@ -121,6 +211,26 @@ func setStatusAs(t *testing.T, cs kubernetes.Interface, name, manager, ip string
 		corev1ac.LoadBalancerStatus().WithIngress(corev1ac.LoadBalancerIngress().WithIP(ip).WithIPMode(corev1.LoadBalancerIPModeVIP))))
 	if _, err := cs.CoreV1().Services("default").ApplyStatus(t.Context(), ac, metav1.ApplyOptions{FieldManager: manager}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// releaseStatusAs has a manager give up what it wrote in a Service's status.
+func releaseStatusAs(t *testing.T, cs kubernetes.Interface, name, manager string) {
+	t.Helper()
+	if _, err := cs.CoreV1().Services("default").ApplyStatus(t.Context(), corev1ac.Service(name, "default"), metav1.ApplyOptions{FieldManager: manager}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitEvent waits for an Event of the reason on the Service.
+func waitEvent(t *testing.T, cs kubernetes.Interface, name, reason string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		list, err := cs.EventsV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "reason=" + reason})
+		return err == nil && slices.ContainsFunc(list.Items, func(e eventsv1.Event) bool { return e.Regarding.Name == name }), nil
+	})
+	if err != nil {
+		t.Fatalf("no %s Event on Service %s", reason, name)
 	}
 }
 

@@ -134,3 +134,34 @@ func TestIngress(t *testing.T) {
 		t.Error("no address and no loss must be no ingress, so that applying it removes what the mode wrote")
 	}
 }
+
+func TestNextWrite(t *testing.T) {
+	ingress := Ingress(Decision{Addresses: addrs("192.0.2.11")})
+	written := func(digest string) func(*corev1.Service) {
+		return func(s *corev1.Service) { s.Annotations = map[string]string{writtenAnnotation: digest} }
+	}
+	byOther := func(s *corev1.Service) { s.Annotations = map[string]string{writerAnnotation: "kube-vip"} }
+	for _, tc := range []struct {
+		name    string
+		svc     *corev1.Service
+		ingress []corev1.LoadBalancerIngress
+		write   bool
+		writer  string
+	}{
+		{"new addresses", lb("a"), ingress, true, ""},
+		{"written already", lb("a", written(Digest(ingress))), ingress, false, ""},
+		{"written, changed", lb("a", written("0")), ingress, true, ""},
+		{"written, now none: removed", lb("a", written(Digest(ingress))), nil, true, ""},
+		{"never written, none", lb("a"), nil, false, ""},
+		{"no class, another controller's addresses: left to it", lb("a", byOther), ingress, false, "kube-vip"},
+		{"the class, another controller's addresses: the mode's", lb("a", withClass(Class), byOther), ingress, true, ""},
+		{"another controller's, none wanted: nothing said", lb("a", byOther), nil, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			write, writer := nextWrite(tc.svc, tc.ingress)
+			if write != tc.write || writer != tc.writer {
+				t.Errorf("nextWrite = %v, %q; want %v, %q", write, writer, tc.write, tc.writer)
+			}
+		})
+	}
+}

@@ -18,14 +18,18 @@ import (
 // differ from what the mode wrote; for a Service it does not serve, it removes
 // what it wrote, if anything.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	scope := r.scope.Load()
+	if scope == nil {
+		return reconcile.Result{}, nil // SetScope will ask for every Service
+	}
 	svc := &corev1.Service{}
 	if err := r.services.Get(ctx, req.NamespacedName, svc); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	var d Decision
-	if scope := *r.scope.Load(); scope.Serves(svc) {
+	if scope.Serves(svc) {
 		var err error
-		if d, err = r.decide(ctx, svc, scope); err != nil {
+		if d, err = r.decide(ctx, svc, *scope); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -64,13 +68,17 @@ func (r *Reconciler) decide(ctx context.Context, svc *corev1.Service, scope Scop
 // it already, and tells each loss with a Warning Event on the Service.
 func (r *Reconciler) act(ctx context.Context, svc *corev1.Service, d Decision) error {
 	ingress := Ingress(d)
-	written, owned := svc.Annotations[writtenAnnotation]
-	if (!owned && len(ingress) == 0) || (owned && len(ingress) > 0 && written == Digest(ingress)) {
+	write, writer := nextWrite(svc, ingress)
+	if writer != "" {
+		r.events.Eventf(svc, nil, corev1.EventTypeWarning, "AddressedElsewhere", "AssignNodeAddress",
+			"The node-address mode leaves this Service's addresses to %s, which wrote them. To have the mode serve it, give it the loadBalancerClass %s; to leave Services with no class to %s, set spec.nodeAddress.mode: Disabled on the MetalLB object",
+			writer, Class, writer)
+	}
+	if !write {
 		return nil
 	}
-	// Forced: a Service the mode serves is its own to give addresses to,
-	// whoever wrote its status before (MetalLB's controller, before a
-	// handover back).
+	// Forced: the only other writer it may replace is one of its own
+	// class's (nextWrite).
 	err := r.client.Status().Apply(ctx, statusApply(svc, ingress), client.FieldOwner(FieldManager), client.ForceOwnership)
 	if apierrors.IsNotFound(err) {
 		return nil

@@ -41,6 +41,24 @@ func Ingress(d Decision) []corev1.LoadBalancerIngress {
 	return append(out, entry)
 }
 
+// nextWrite tells whether to write the ingress into the Service's status: not
+// when the mode wrote it already, nor, for a Service with no class, when
+// another controller wrote addresses there (writer): that one serves it, and
+// the two would overwrite each other without end. A Service of the mode's
+// class is its own whoever wrote it.
+func nextWrite(svc *corev1.Service, ingress []corev1.LoadBalancerIngress) (write bool, writer string) {
+	digest, ours := svc.Annotations[writtenAnnotation]
+	switch {
+	case ours:
+		return len(ingress) == 0 || digest != Digest(ingress), ""
+	case len(ingress) == 0:
+		return false, ""
+	case svc.Spec.LoadBalancerClass == nil && svc.Annotations[writerAnnotation] != "":
+		return false, svc.Annotations[writerAnnotation]
+	}
+	return true, ""
+}
+
 // Digest identifies an ingress list, to compare what is written with what is
 // wanted without keeping every Service's status in memory.
 func Digest(ingress []corev1.LoadBalancerIngress) string {
