@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -103,7 +104,8 @@ func run(ctx context.Context, c config) error {
 	}
 	m := &metricsReader{url: c.metricsURL, token: token, client: metricsClient()}
 	if c.nodeAddress {
-		return compareNodeAddress(ctx, b, m, c)
+		err := compareNodeAddress(ctx, b, m, c)
+		return errors.Join(err, c.saveHeapProfile(ctx))
 	}
 	if err := activate(ctx, b, m, c.settle); err != nil {
 		return err
@@ -128,10 +130,8 @@ func report(ctx context.Context, op *binarybench.Operator, m *metricsReader, c c
 			return err
 		}
 	}
-	if c.heapProfile != "" {
-		if err := writeHeapProfile(ctx, c.heapProfile); err != nil {
-			return err
-		}
+	if err := c.saveHeapProfile(ctx); err != nil {
+		return err
 	}
 	if missed != nil {
 		return missed
@@ -160,6 +160,14 @@ func activate(ctx context.Context, b *binarybench.Bench, m *metricsReader, settl
 	// for its first IPAddressPool.
 	fmt.Printf("activated in %s\n", time.Since(start).Round(time.Millisecond))
 	return waitSettled(ctx, m, settle)
+}
+
+// saveHeapProfile writes the operator's heap profile when -heap-profile asks.
+func (c config) saveHeapProfile(ctx context.Context) error {
+	if c.heapProfile == "" {
+		return nil
+	}
+	return writeHeapProfile(ctx, c.heapProfile)
 }
 
 // measure reads the operator's memory and compares it with the goal, adding
