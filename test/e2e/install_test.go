@@ -30,11 +30,7 @@ const (
 // used.
 func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	c := newMetallbCluster(t, func(o *testenv.Options) { o.Audit = true })
-	// OpenShift's APIs that the operator reads and writes where they exist.
-	kubectl(t, c.env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml", "-f", "testdata/infrastructures-crd.yaml")
-	kubectl(t, c.env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io", "crd/infrastructures.config.openshift.io")
-	kubectl(t, c.env, "apply", "-f", writeTemp(t, "apiVersion: config.openshift.io/v1\nkind: Infrastructure\nmetadata:\n  name: cluster\n"))
-	kubectl(t, c.env, "patch", "infrastructure", "cluster", "--subresource=status", "--type=merge", "-p", `{"status":{"platformStatus":{"type":"BareMetal"}}}`)
+	c.installOpenShiftAPIs(t)
 
 	t.Logf("kubectl apply -k manifests/:\n%s", kubectl(t, c.env, "apply", "-k", manifestsDir))
 	kubectl(t, c.env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
@@ -91,6 +87,16 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	used := readAudit(t, c.env.AuditLog, operatorAccount)
 	grants := readGrants(t, manifestsDir)
 	checkGrants(t, grants, used)
+}
+
+// installOpenShiftAPIs creates OpenShift's APIs that the operator reads and
+// writes where they exist, and a bare-metal Infrastructure.
+func (c *metallbCluster) installOpenShiftAPIs(t *testing.T) {
+	t.Helper()
+	kubectl(t, c.env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml", "-f", "testdata/infrastructures-crd.yaml")
+	kubectl(t, c.env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io", "crd/infrastructures.config.openshift.io")
+	kubectl(t, c.env, "apply", "-f", writeTemp(t, "apiVersion: config.openshift.io/v1\nkind: Infrastructure\nmetadata:\n  name: cluster\n"))
+	kubectl(t, c.env, "patch", "infrastructure", "cluster", "--subresource=status", "--type=merge", "-p", `{"status":{"platformStatus":{"type":"BareMetal"}}}`)
 }
 
 // serviceAccountKubeconfig writes a kubeconfig with a token of the operator's
