@@ -2,6 +2,7 @@ package nodeaddress
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -90,8 +91,8 @@ func (r *Reconciler) recheckAll() {
 type serviceQueue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 // serviceHandler asks for the Service itself, and, when it leaves or changes
-// its ports, for the Services that share a port with it: one of them may win
-// what it held. A new Service takes nothing from those created before it,
+// its ports or what it holds, for the Services that share a port with it: one
+// of them may win what it held, or lose what it now holds. A new Service takes nothing from those created before it,
 // only from those of the same second whose UID is greater (older).
 func (r *Reconciler) serviceHandler() handler.TypedEventHandler[*corev1.Service, reconcile.Request] {
 	return handler.TypedFuncs[*corev1.Service, reconcile.Request]{
@@ -103,8 +104,10 @@ func (r *Reconciler) serviceHandler() handler.TypedEventHandler[*corev1.Service,
 		},
 		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[*corev1.Service], q serviceQueue) {
 			q.Add(requestFor(e.ObjectNew))
-			if !equality.Semantic.DeepEqual(e.ObjectOld.Spec, e.ObjectNew.Spec) {
-				r.addSharers(ctx, q, e.ObjectOld, all)
+			// Its spec, or what it holds (the digest of what the mode wrote).
+			o, n := e.ObjectOld, e.ObjectNew
+			if !equality.Semantic.DeepEqual(o.Spec, n.Spec) || !maps.Equal(o.Annotations, n.Annotations) {
+				r.addSharers(ctx, q, o, all)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[*corev1.Service], q serviceQueue) {

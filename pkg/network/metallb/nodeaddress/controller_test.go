@@ -2,6 +2,7 @@ package nodeaddress
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -75,6 +76,49 @@ func TestStatusWrites(t *testing.T) {
 	}
 	if ownsStatus(svc.ManagedFields) || len(svc.Status.LoadBalancer.Ingress) > 0 {
 		t.Errorf("the Service of another class was written: %+v", svc.Status)
+	}
+}
+
+// Conflicts follow what each Service holds, against a real API server with
+// one node: the oldest takes port 80 on the node's address; the next, on 80
+// and 443, gets nothing; the youngest, on 443, gets the address, which nobody
+// holds on 443. When the oldest goes, the next takes the address, and the
+// youngest loses it to the next, once the next's status is written.
+func TestConflictsFollowWhatIsHeld(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a control plane: not run with -short")
+	}
+	env := testenv.New(t, testenv.Options{Kwok: true, Nodes: testenv.Nodes(1)})
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	startMode(t, env).SetScope(Scope{Enabled: true})
+	node := []string{"192.0.2.10"}
+	createLB(t, cs, "oldest", Class, 80)
+	waitAddresses(t, cs, "oldest", node)
+	afterCreationSecondOf(t, cs, "oldest")
+	createLB(t, cs, "middle", Class, 80, 443)
+	afterCreationSecondOf(t, cs, "middle")
+	createLB(t, cs, "youngest", Class, 443)
+	waitAddresses(t, cs, "youngest", node)
+	waitAddresses(t, cs, "middle", []string{""}) // the entry that lists its lost ports
+
+	if err := cs.CoreV1().Services("default").Delete(t.Context(), "oldest", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAddresses(t, cs, "middle", node)
+	waitAddresses(t, cs, "youngest", []string{""})
+}
+
+// afterCreationSecondOf waits, on the clock, until a Service created now is
+// younger than the named one: creation times are whole seconds.
+func afterCreationSecondOf(t *testing.T, cs kubernetes.Interface, name string) {
+	t.Helper()
+	svc, err := cs.CoreV1().Services("default").Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-time.After(time.Until(svc.CreationTimestamp.Add(time.Second))):
+	case <-t.Context().Done():
 	}
 }
 
@@ -192,10 +236,13 @@ func startModeStoppable(t *testing.T, env *testenv.Env) (*Reconciler, func()) {
 	return r, stop
 }
 
-func createLB(t *testing.T, cs kubernetes.Interface, name, class string, port int32) {
+func createLB(t *testing.T, cs kubernetes.Interface, name, class string, ports ...int32) {
 	t.Helper()
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: port}}}}
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer}}
+	for _, p := range ports {
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: fmt.Sprint(p), Port: p})
+	}
 	if class != "" {
 		svc.Spec.LoadBalancerClass = &class
 	}

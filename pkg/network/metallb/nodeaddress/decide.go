@@ -15,8 +15,8 @@ type Port struct {
 	Port     int32
 }
 
-// Rival is another Service the mode serves, with the addresses it would
-// publish if it had no rival itself.
+// Rival is another Service the mode serves, with addresses of its: for
+// Decide those it holds, for DecideAmong those it would publish with no rival.
 type Rival struct {
 	Service   *corev1.Service
 	Addresses []netip.Addr
@@ -57,8 +57,34 @@ func Published(svc *corev1.Service, eligible []Node, endpointNodes map[string]bo
 	return out
 }
 
+// DecideAmong works out a Service's decision among the older Services that
+// share a port with it or, in turn, with one of them (rivals, with what each
+// would publish): each rival's own decision first, oldest first, so that an
+// address is lost only to a Service that holds it, not to one that itself
+// lost it to an older one.
+func DecideAmong(svc *corev1.Service, wanted []netip.Addr, rivals []Rival) Decision {
+	decided := map[types.UID]Decision{}
+	var decide func(*corev1.Service, []netip.Addr) Decision
+	decide = func(s *corev1.Service, wanted []netip.Addr) Decision {
+		if d, ok := decided[s.UID]; ok {
+			return d
+		}
+		var holders []Rival
+		for _, r := range rivals {
+			// Only older ones: the recursion ends with the oldest.
+			if older(r.Service, s) && len(sharedPorts(portsOf(s), portsOf(r.Service))) > 0 {
+				holders = append(holders, Rival{Service: r.Service, Addresses: decide(r.Service, r.Addresses).Addresses})
+			}
+		}
+		d := Decide(s, wanted, holders)
+		decided[s.UID] = d
+		return d
+	}
+	return decide(svc, wanted)
+}
+
 // Decide works out a Service's addresses of those it wants: an address that an
-// older rival also publishes with one of the same ports is the rival's, all of
+// older rival holds with one of the same ports is the rival's, all of
 // the Service's ports on it alike, since kube-proxy forwards every port of a
 // Service on each of its addresses. The older is the one created first, then
 // the one with the lesser UID, so both Services agree on it.
@@ -75,7 +101,7 @@ func Decide(svc *corev1.Service, wanted []netip.Addr, rivals []Rival) Decision {
 	return d
 }
 
-// lossOf finds the oldest rival, older than the Service, that publishes the
+// lossOf finds the oldest rival, older than the Service, that holds the
 // address with a port of the Service's.
 func lossOf(svc *corev1.Service, a netip.Addr, ports []Port, rivals []Rival) (Loss, bool) {
 	var best *Loss

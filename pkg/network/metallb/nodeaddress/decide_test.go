@@ -165,3 +165,34 @@ func TestNextWrite(t *testing.T) {
 		})
 	}
 }
+
+// An address is lost only to a Service that holds it: one that lost it to an
+// older Service in turn does not take it from a younger one.
+func TestDecideAmong(t *testing.T) {
+	http := corev1.ServicePort{Protocol: corev1.ProtocolTCP, Port: 80}
+	https := corev1.ServicePort{Protocol: corev1.ProtocolTCP, Port: 443}
+	a := addrs("192.0.2.11")
+	oldest := lb("oldest", withPorts(http))
+	middle := lb("middle", createdAt(1), withPorts(http, https))
+	for _, tc := range []struct {
+		name   string
+		svc    *corev1.Service
+		rivals []Rival
+		want   Decision
+	}{
+		{"the middle one lost the address to the oldest: the youngest keeps it on 443",
+			lb("youngest", createdAt(2), withPorts(https)), []Rival{{oldest, a}, {middle, a}}, Decision{Addresses: a}},
+		{"the middle one holds it: the youngest loses it on 443, to the middle one",
+			lb("youngest", createdAt(2), withPorts(https)), []Rival{{middle, a}},
+			Decision{Losses: []Loss{{a[0], []Port{{corev1.ProtocolTCP, 443}}, types.NamespacedName{Namespace: "default", Name: "middle"}}}}},
+		{"on 80, the youngest loses it to the oldest, who holds it",
+			lb("youngest", createdAt(2), withPorts(http)), []Rival{{oldest, a}, {middle, a}},
+			Decision{Losses: []Loss{{a[0], []Port{{corev1.ProtocolTCP, 80}}, types.NamespacedName{Namespace: "default", Name: "oldest"}}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, DecideAmong(tc.svc, a, tc.rivals), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); d != "" {
+				t.Errorf("DecideAmong (-want +got):\n%s", d)
+			}
+		})
+	}
+}

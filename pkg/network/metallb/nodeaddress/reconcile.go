@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -46,22 +47,40 @@ func (r *Reconciler) decide(ctx context.Context, svc *corev1.Service, scope Scop
 	if err != nil {
 		return Decision{}, err
 	}
-	sharers, err := r.sharers(ctx, svc)
+	rivals, err := r.rivals(ctx, svc, scope, eligible)
 	if err != nil {
 		return Decision{}, err
 	}
-	var rivals []Rival
-	for _, s := range sharers {
-		if !older(s, svc) || !scope.Serves(s) {
-			continue
-		}
-		addrs, err := r.published(ctx, s, eligible)
+	return DecideAmong(svc, wanted, rivals), nil
+}
+
+// rivals are the older Services the mode serves that share a port with the
+// Service, and, in turn, those older still that share one with them: what
+// an older rival holds depends on its own rivals.
+func (r *Reconciler) rivals(ctx context.Context, svc *corev1.Service, scope Scope, eligible []Node) ([]Rival, error) {
+	seen := map[types.UID]bool{svc.UID: true}
+	var out []Rival
+	for next := []*corev1.Service{svc}; len(next) > 0; {
+		s := next[0]
+		next = next[1:]
+		sharers, err := r.sharers(ctx, s)
 		if err != nil {
-			return Decision{}, err
+			return nil, err
 		}
-		rivals = append(rivals, Rival{Service: s, Addresses: addrs})
+		for _, x := range sharers {
+			if seen[x.UID] || !older(x, s) || !scope.Serves(x) {
+				continue
+			}
+			seen[x.UID] = true
+			addrs, err := r.published(ctx, x, eligible)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Rival{Service: x, Addresses: addrs})
+			next = append(next, x)
+		}
 	}
-	return Decide(svc, wanted, rivals), nil
+	return out, nil
 }
 
 // act writes the Service's ingress for the decision, unless the mode wrote
