@@ -131,7 +131,8 @@ func (r *Reconciler) readPlatform(ctx context.Context, s *Snapshot) error {
 	if err != nil {
 		return err
 	}
-	s.Platform.NodeCount = len(store.ListKeys())
+	nodes := store.List()
+	s.Platform.NodeCount = len(nodes)
 	if r.opts.Platform != "" {
 		return nil
 	}
@@ -146,7 +147,7 @@ func (r *Reconciler) readPlatform(ctx context.Context, s *Snapshot) error {
 			return nil
 		}
 	}
-	for _, o := range store.List() {
+	for _, o := range nodes {
 		if n, ok := o.(*corev1.Node); ok {
 			s.Platform.Nodes = append(s.Platform.Nodes, NodeProvider{Name: n.Name, ProviderID: n.Spec.ProviderID})
 		}
