@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"strings"
 	"testing"
 	"time"
 
@@ -32,19 +31,7 @@ func TestKubeProxyCarriesNodeAddressTraffic(t *testing.T) {
 	listed, other := c.nodes[0].InternalIP, c.nodes[2].InternalIP
 	c.setIngress(t, "web", listed)
 
-	addr := net.JoinHostPort(listed, "80")
-	var got string
-	var err error
-	waitErr := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		got, err = c.net.Client.Get(addr, time.Second)
-		return err == nil, nil
-	})
-	if waitErr != nil {
-		t.Fatalf("no answer at %s within a minute: %v\n%s", addr, err, c.runner.LogTails(20))
-	}
-	if strings.TrimSpace(got) != "backend-0" {
-		t.Errorf("%s answered %q; want the backend's name", addr, got)
-	}
+	c.assertAnswer(t, net.JoinHostPort(listed, "80"), "backend-0", time.Minute)
 	if body, err := c.net.Client.Get(net.JoinHostPort(other, "80"), time.Second); err == nil {
 		t.Errorf("%s, not in the Service's status, answered %q", other, body)
 	}

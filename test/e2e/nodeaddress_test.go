@@ -46,7 +46,7 @@ func TestNodeAddressMode(t *testing.T) {
 
 	c.createService(t, "first", nodeaddress.Class)
 	c.waitIngress(t, "first", time.Minute, ipv4)
-	c.assertAnswer(t, net.JoinHostPort(ipv4[0], "80"), "backend-0")
+	c.assertAnswer(t, net.JoinHostPort(ipv4[0], "80"), "backend-0", 30*time.Second)
 
 	c.afterCreationSecondOf(t, "first")
 	c.createService(t, "second", "")
@@ -55,7 +55,7 @@ func TestNodeAddressMode(t *testing.T) {
 
 	c.deleteService(t, "first")
 	c.waitIngress(t, "second", reflectedWithin, ipv4)
-	c.assertAnswer(t, net.JoinHostPort(ipv4[2], "80"), "backend-0")
+	c.assertAnswer(t, net.JoinHostPort(ipv4[2], "80"), "backend-0", 30*time.Second)
 
 	c.createService(t, "local", nodeaddress.Class, withPort(8081), localPolicy)
 	c.waitIngress(t, "local", time.Minute, []string{c.nodes[1].InternalIP})
@@ -239,17 +239,18 @@ func (c *metallbCluster) waitEvent(t *testing.T, name, reason, want string) {
 	}
 }
 
-// assertAnswer checks that the client gets the backend's answer at addr.
-func (c *metallbCluster) assertAnswer(t *testing.T, addr, want string) {
+// assertAnswer checks that the client gets the backend's answer at addr
+// within timeout.
+func (c *metallbCluster) assertAnswer(t *testing.T, addr, want string, timeout time.Duration) {
 	t.Helper()
 	var got string
 	var err error
-	waitErr := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	waitErr := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		got, err = c.net.Client.Get(addr, time.Second)
 		return err == nil, nil
 	})
 	if waitErr != nil {
-		t.Fatalf("no answer at %s: %v", addr, err)
+		t.Fatalf("no answer at %s within %s: %v\n%s", addr, timeout, err, c.runner.LogTails(20))
 	}
 	if strings.TrimSpace(got) != want {
 		t.Errorf("%s answered %q, want %q", addr, got, want)
