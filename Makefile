@@ -68,8 +68,13 @@ update-bindata:
 # another MetalLB operator's CRD, it would prune that operator's fields.
 METALLB_CRD := bindata/metallb/011-crd-metallb.io_metallbs.yaml
 
-## generate: the API's generated code and CRD (controller-gen).
+# The upstream releases the operator follows, written from the pins under hack/tools.
+RELEASE_VERSIONS := pkg/network/metallb/release/zz_generated.go
+
+## generate: the API's generated code and CRD (controller-gen), and the
+## releases pinned under hack/tools as Go constants.
 generate:
+	$(GO) run ./hack/release-versions
 	hack/tools.sh build controller-tools
 	$(CONTROLLER_GEN) object crd paths=./pkg/apis/... output:crd:dir=bin/crd
 	cp bin/crd/metallb.io_metallbs.yaml $(METALLB_CRD)
@@ -93,7 +98,7 @@ verify: generate-verify
 
 # generate-verify fails when `make generate` would change anything.
 generate-verify: generate
-	@out=$$(git diff --name-only -- pkg/apis $(METALLB_CRD); git ls-files --others --exclude-standard -- pkg/apis $(METALLB_CRD)); \
+	@out=$$(git diff --name-only -- pkg/apis $(METALLB_CRD) $(RELEASE_VERSIONS); git ls-files --others --exclude-standard -- pkg/apis $(METALLB_CRD) $(RELEASE_VERSIONS)); \
 	  if [ -n "$$out" ]; then echo "generated files were stale (now regenerated; add them):"; echo "$$out"; exit 1; fi
 
 ## bench: the benchmarks; figures go to docs/benchmarks.md.

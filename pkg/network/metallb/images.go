@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/distribution/reference"
+
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 )
 
 // The operator's environment variables that name what it deploys.
@@ -18,12 +20,11 @@ const (
 
 // UpstreamVersion is the MetalLB release the templates follow; its images are
 // deployed when the operator's environment names none.
-const UpstreamVersion = "v0.16.1"
+const UpstreamVersion = release.MetalLB
 
-// The frr-k8s release MetalLB's UpstreamVersion was built against (its
-// go.mod), and the FRR image that release's manifest runs.
+// The images of frr-k8s's release, and of FRR as that release's manifest runs it.
 const (
-	upstreamFRRK8sImage = "quay.io/metallb/frr-k8s:v0.0.25"
+	upstreamFRRK8sImage = "quay.io/metallb/frr-k8s:" + release.FRRK8s
 	upstreamFRRImage    = "quay.io/frrouting/frr:10.4.3"
 )
 
