@@ -81,10 +81,12 @@ generate:
 
 ## verify: formatting, vet, modules and vendor/ in step with go.mod, generated
 ## files and MetalLB's copied files up to date, install manifests in step with
-## the code, no function over 60 lines, no tracked file over 1 MB outside vendor/.
+## the code, no function over 60 lines, the pure packages importing no client,
+## cache or clock (hack/walls) and the package graph of docs/architecture.md
+## current, no tracked file over 1 MB outside vendor/.
 verify: generate-verify
 	hack/update-bindata.sh --verify
-	$(GO) test -short -count=1 -run TestInstallManifestsAgreeWithTheCode ./pkg/operator
+	$(GO) test -short -count=1 -run TestInstallManifestsAgreeWithTheCode ./cmd/cluster-network-operator
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^vendor/')); \
 	  if [ -n "$$out" ]; then echo "gofmt wants to change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
@@ -93,6 +95,8 @@ verify: generate-verify
 	hack/verify-vendor.sh
 	@for d in hack/tools/*/; do (cd $$d && GOFLAGS=-mod=mod $(GO) mod tidy -diff) || exit 1; done
 	$(GO) run ./hack/funclen -max 60 cmd pkg hack test
+	$(GO) run ./hack/walls
+	$(GO) run ./hack/walls -doc docs/architecture.md
 	@big=$$(git ls-files -z ':!:vendor/' | xargs -0 stat -c '%s %n' | awk '$$1 > 1048576'); \
 	  if [ -n "$$big" ]; then echo "tracked files over 1 MB outside vendor/ (build outputs belong in .gitignore):"; echo "$$big"; exit 1; fi
 

@@ -39,7 +39,7 @@ if [ "$(required "$frr_module" "$src/go.mod")" != "$frr_version" ]; then
   exit 1
 fi
 frr_src=$(source_of frr-k8s "$frr_version" "$frr_module")
-upstream=pkg/network/metallb/testdata/upstream
+upstream=pkg/network/metallb/manifests/testdata/upstream
 
 out=.
 if [ "${1:-}" = --verify ]; then

@@ -7,6 +7,8 @@ import (
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress"
 	"github.com/bmlb/cluster-network-operator/pkg/operator"
 	"github.com/bmlb/cluster-network-operator/pkg/version"
 )
@@ -50,8 +52,15 @@ func newRootCommand() *cobra.Command {
 	return root
 }
 
+// modules are what the operator runs: the MetalLB module, and the
+// node-address mode, which it tells what to serve.
+func modules() []operator.Module {
+	nodeAddress := nodeaddress.NewModule()
+	return []operator.Module{metallb.NewModule(nodeAddress), nodeAddress}
+}
+
 func newStartCommand() *cobra.Command {
-	opts := operator.DefaultOptions()
+	opts := operator.DefaultOptions(modules()...)
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Run the operator",

@@ -12,12 +12,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
-	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/version"
 )
 
 // renderOptions are the flags of `render`; each one sets a field of the MetalLB
-// tuning object, over what --file holds.
+// object, over what --file holds.
 type renderOptions struct {
 	file              string
 	namespace         string
@@ -29,14 +29,14 @@ type renderOptions struct {
 }
 
 func newRenderCommand() *cobra.Command {
-	o := renderOptions{namespace: metallb.DefaultNamespace, webhooks: true}
+	o := renderOptions{namespace: manifests.DefaultNamespace, webhooks: true}
 	cmd := &cobra.Command{
 		Use:   "render",
 		Short: "Print the manifests the operator would apply, as multi-document YAML",
-		Long: `Print the manifests the operator would apply for a MetalLB tuning object (--file)
+		Long: `Print the manifests the operator would apply for a MetalLB object (--file)
 and the flags, with the images and release version of the operator's environment
-(` + metallb.ControllerImageEnv + `, ` + metallb.SpeakerImageEnv + `, ` + metallb.FRRK8sImageEnv + `, ` +
-			metallb.FRRImageEnv + `, ` + metallb.ReleaseVersionEnv + `).
+(` + manifests.ControllerImageEnv + `, ` + manifests.SpeakerImageEnv + `, ` + manifests.FRRK8sImageEnv + `, ` +
+			manifests.FRRImageEnv + `, ` + manifests.ReleaseVersionEnv + `).
 The memberlist Secret's key is a placeholder: the operator generates the real one.
 
   cluster-network-operator render --file metallb.yaml | kubectl apply --dry-run=server -f -`,
@@ -71,7 +71,7 @@ func (o *renderOptions) object(cmd *cobra.Command) (*v1beta1.MetalLB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--file: %v", err)
 		}
-		if obj, err = metallb.DecodeMetalLB(data); err != nil {
+		if obj, err = manifests.DecodeMetalLB(data); err != nil {
 			return nil, fmt.Errorf("--file %s: %v", o.file, err)
 		}
 	}
@@ -99,15 +99,15 @@ func (o *renderOptions) object(cmd *cobra.Command) (*v1beta1.MetalLB, error) {
 }
 
 func render(out io.Writer, namespace string, webhooks bool, obj *v1beta1.MetalLB) error {
-	images, err := metallb.ImagesFromEnv(os.Getenv, version.Version)
+	images, err := manifests.ImagesFromEnv(os.Getenv, version.Version)
 	if err != nil {
 		return err
 	}
-	settings, err := metallb.SettingsFor(metallb.Environment{Namespace: namespace, Images: images, Webhooks: webhooks}, obj)
+	settings, err := manifests.SettingsFor(manifests.Environment{Namespace: namespace, Images: images, Webhooks: webhooks}, obj)
 	if err != nil {
 		return err
 	}
-	objs, err := metallb.Render(settings, "")
+	objs, err := manifests.Render(settings, "")
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
 	"github.com/bmlb/cluster-network-operator/pkg/operator"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
@@ -153,8 +154,8 @@ func (d *demo) takeOver(ctx context.Context, ip net.IP) error {
 	if err := d.showForeign(ctx); err != nil {
 		return err
 	}
-	step("takeover: kubectl annotate namespace " + metallbNamespace + " " + metallb.AdoptAnnotation + "=true")
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, metallb.AdoptAnnotation)
+	step("takeover: kubectl annotate namespace " + metallbNamespace + " " + manifests.AdoptAnnotation + "=true")
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, manifests.AdoptAnnotation)
 	if _, err := d.client.CoreV1().Namespaces().Patch(ctx, metallbNamespace, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		return err
 	}
@@ -170,7 +171,7 @@ func (d *demo) takeOver(ctx context.Context, ip net.IP) error {
 func (d *demo) showForeign(ctx context.Context) error {
 	var note string
 	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		events, err := d.client.EventsV1().Events(metallbNamespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=" + metallb.ReasonForeignObjects})
+		events, err := d.client.EventsV1().Events(metallbNamespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=" + plan.ReasonForeignObjects})
 		if err != nil || len(events.Items) == 0 {
 			return false, nil
 		}

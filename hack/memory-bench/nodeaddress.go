@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/bmlb/cluster-network-operator/hack/internal/binarybench"
-	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress/decide"
 )
 
 // nodeAddressRatio is issue 17's bound: the operator's RSS with the
@@ -91,7 +91,7 @@ func checkAddressed(ctx context.Context, b *binarybench.Bench, services int) err
 			return err
 		}
 		for _, s := range list.Items {
-			if s.Spec.Type == corev1.ServiceTypeLoadBalancer && len(s.Status.LoadBalancer.Ingress) == nodeaddress.MaxNodes {
+			if s.Spec.Type == corev1.ServiceTypeLoadBalancer && len(s.Status.LoadBalancer.Ingress) == decide.MaxNodes {
 				addressed++
 			}
 		}
@@ -99,7 +99,7 @@ func checkAddressed(ctx context.Context, b *binarybench.Bench, services int) err
 			break
 		}
 	}
-	fmt.Printf("%d of %d Services have %d node addresses\n", addressed, services, nodeaddress.MaxNodes)
+	fmt.Printf("%d of %d Services have %d node addresses\n", addressed, services, decide.MaxNodes)
 	if addressed != services {
 		return fmt.Errorf("%d of %d Services have their node addresses", addressed, services)
 	}

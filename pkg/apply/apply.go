@@ -2,12 +2,8 @@ package apply
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -19,12 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-)
 
-// AppliedHashAnnotation holds, on every object the applier writes, a hash of
-// what it wrote: an object whose hash matches and whose fields still hold what
-// was written needs no write.
-const AppliedHashAnnotation = "networkoperator.openshift.io/applied-hash"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
+)
 
 // establishedTimeout bounds the wait for a new CRD to be served.
 const establishedTimeout = 30 * time.Second
@@ -55,36 +48,26 @@ const concurrentWrites = 8
 // read just before it is written, once the CRDs before it are served.
 func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured) ([]Change, error) {
 	var changes []Change
-	existed := map[Key]bool{}
+	existed := map[objects.Key]bool{}
 	for _, run := range runsOfKind(objs) {
 		var writes []*unstructured.Unstructured
 		for _, o := range run {
 			live, err := a.live(ctx, o)
 			if err != nil {
-				return changes, fmt.Errorf("reading %s: %w", Describe(o), err)
+				return changes, fmt.Errorf("reading %s: %w", objects.Describe(o), err)
 			}
-			if NeedsWrite(o, live) {
+			if objects.NeedsWrite(o, live) {
 				writes = append(writes, o)
-				existed[KeyOf(o)] = live != nil
+				existed[objects.KeyOf(o)] = live != nil
 			}
 		}
-		written, err := a.Write(ctx, writes, func(o *unstructured.Unstructured) bool { return existed[KeyOf(o)] })
+		written, err := a.Write(ctx, writes, func(o *unstructured.Unstructured) bool { return existed[objects.KeyOf(o)] })
 		changes = append(changes, written...)
 		if err != nil {
 			return changes, err
 		}
 	}
 	return changes, nil
-}
-
-// NeedsWrite tells whether desired must be written over live (nil: the object
-// does not exist): a create-only object only when it does not exist, any other
-// when live does not hold every field of it (see Contains).
-func NeedsWrite(desired, live *unstructured.Unstructured) bool {
-	if live == nil {
-		return true
-	}
-	return !CreateOnly(desired) && !Contains(live.Object, Applied(desired).Object)
 }
 
 // Write writes objs in order: a create-only object is created, and left alone
@@ -104,7 +87,7 @@ func (a *Applier) Write(ctx context.Context, objs []*unstructured.Unstructured, 
 			g.Go(func() error {
 				change, err := a.writeOne(gctx, o, existed)
 				if err != nil {
-					return fmt.Errorf("applying %s: %w", Describe(o), err)
+					return fmt.Errorf("applying %s: %w", objects.Describe(o), err)
 				}
 				done[i] = change
 				return nil
@@ -136,14 +119,14 @@ func runsOfKind(objs []*unstructured.Unstructured) [][]*unstructured.Unstructure
 }
 
 func (a *Applier) writeOne(ctx context.Context, desired *unstructured.Unstructured, existed func(*unstructured.Unstructured) bool) (*Change, error) {
-	if CreateOnly(desired) {
+	if objects.CreateOnly(desired) {
 		return a.create(ctx, desired)
 	}
 	opts := []client.ApplyOption{client.FieldOwner(a.FieldOwner), client.ForceOwnership}
 	if a.DryRun {
 		opts = append(opts, client.DryRunAll)
 	}
-	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(Applied(desired)), opts...); err != nil {
+	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(objects.Applied(desired)), opts...); err != nil {
 		return nil, err
 	}
 	if isCRD(desired) && !a.DryRun {
@@ -184,61 +167,8 @@ func (a *Applier) create(ctx context.Context, o *unstructured.Unstructured) (*Ch
 	return &Change{Object: o, Created: true}, nil
 }
 
-// Applied returns o as the applier writes it: a copy carrying the hash of its
-// content. The copy is shallow but for metadata: only metadata.annotations
-// differs, so neither object may be changed afterwards.
-func Applied(o *unstructured.Unstructured) *unstructured.Unstructured {
-	data, _ := json.Marshal(o.Object) // maps marshal in key order: the hash is stable
-	sum := sha256.Sum256(data)
-	obj := &unstructured.Unstructured{Object: maps.Clone(o.Object)}
-	if metadata, ok := o.Object["metadata"].(map[string]any); ok {
-		obj.Object["metadata"] = maps.Clone(metadata)
-	}
-	annotations := obj.GetAnnotations() // a copy
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	annotations[AppliedHashAnnotation] = hex.EncodeToString(sum[:16])
-	obj.SetAnnotations(annotations)
-	return obj
-}
-
-// Contains tells whether live holds every field of desired with the same value:
-// fields the API server defaulted, or other managers added, do not count; lists
-// must match element for element. With the applied hash among desired's
-// annotations, a field dropped from desired also shows, as a changed hash.
-func Contains(live, desired any) bool {
-	switch d := desired.(type) {
-	case map[string]any:
-		l, ok := live.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, dv := range d {
-			lv, ok := l[k]
-			if !ok || !Contains(lv, dv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		l, ok := live.([]any)
-		if !ok || len(l) != len(d) {
-			return false
-		}
-		for i := range d {
-			if !Contains(l[i], d[i]) {
-				return false
-			}
-		}
-		return true
-	default:
-		return live == desired
-	}
-}
-
 func isCRD(o *unstructured.Unstructured) bool {
-	return o.GroupVersionKind().GroupKind() == apiextensionsv1.Kind("CustomResourceDefinition")
+	return o.GroupVersionKind().GroupKind() == objects.CustomResourceDefinition.GroupKind()
 }
 
 // waitEstablished waits until the CRD is Established and the client maps its
@@ -247,7 +177,7 @@ func isCRD(o *unstructured.Unstructured) bool {
 // custom resources fail with no match for the kind.
 func (a *Applier) waitEstablished(ctx context.Context, name string) error {
 	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	live.SetGroupVersionKind(objects.CustomResourceDefinition)
 	notYet := errors.New("not Established")
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, establishedTimeout, true, func(ctx context.Context) (bool, error) {
 		if err := a.Client.Get(ctx, client.ObjectKey{Name: name}, live); err != nil {
@@ -282,13 +212,4 @@ func (a *Applier) mapped(crd *apiextensionsv1.CustomResourceDefinition) error {
 		}
 	}
 	return nil
-}
-
-// Describe names an object for messages: "DaemonSet metallb-system/speaker".
-func Describe(o client.Object) string {
-	kind := o.GetObjectKind().GroupVersionKind().Kind
-	if o.GetNamespace() == "" {
-		return kind + " " + o.GetName()
-	}
-	return kind + " " + o.GetNamespace() + "/" + o.GetName()
 }

@@ -1,36 +1,32 @@
 package operator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/go-logr/logr"
-	configv1 "github.com/openshift/api/config/v1"
 	"go.uber.org/zap/zapcore"
-	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
-	metallbv1beta2 "go.universe.tf/metallb/api/v1beta2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
-	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
+	"github.com/bmlb/cluster-network-operator/pkg/status/publish"
 	"github.com/bmlb/cluster-network-operator/pkg/version"
 )
 
@@ -44,25 +40,23 @@ var logLevels = map[string]zapcore.Level{
 	"error": zapcore.ErrorLevel,
 }
 
-// Run runs the operator until ctx ends. It returns early, with an error that
-// names the problem, when the options are invalid or the API server cannot be used.
+// Run runs the operator, with options Validate accepted, until ctx ends. It
+// returns early, with an error that names the problem, when the API server
+// cannot be used.
 func Run(ctx context.Context, o Options) error {
-	if err := o.Validate(); err != nil {
-		return err
-	}
 	log := newLogger(o)
 	ctrl.SetLogger(log)
 	klog.SetLogger(log) // client-go, leader election included, logs through the same sink
 
-	images, err := metallb.ImagesFromEnv(os.Getenv, version.Version)
-	if err != nil {
-		return err
-	}
 	cfg, err := loadConfig(o.Kubeconfig)
 	if err != nil {
 		return err
 	}
 	if err := waitForAPIServer(ctx, cfg, o, log); err != nil {
+		return err
+	}
+	scheme, err := NewScheme(o.Modules...)
+	if err != nil {
 		return err
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
@@ -73,24 +67,14 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := metallb.InstallAPI(ctx, c); err != nil {
-		return fmt.Errorf("cannot install the MetalLB CRD: %v", err)
-	}
-	module := metallb.Options{
-		Environment:      metallb.Environment{Namespace: o.Namespace, Images: images, Webhooks: o.MetalLBWebhooks},
-		Platform:         o.Platform,
-		AllowedPlatforms: o.AllowedPlatforms,
-		HungAfter:        o.RolloutHungAfter,
-		ClusterOperator:  o.ClusterOperator,
-	}
-	mgr, err := newManager(cfg, o, module, timings)
+	mgr, err := newManager(cfg, o, scheme, timings)
 	if err != nil {
 		return err
 	}
-	if err := metallb.Add(mgr, module); err != nil {
+	if err := AddModules(ctx, mgr, c, o); err != nil {
 		return err
 	}
-	log.Info("starting", "version", version.Version, "namespace", o.Namespace, "leaderElection", o.LeaderElect,
+	log.Info("starting", "version", version.Version, "leaderElection", o.LeaderElect,
 		"leaseDuration", timings.LeaseDuration, "renewDeadline", timings.RenewDeadline, "retryPeriod", timings.RetryPeriod)
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("operator stopped: %w", err)
@@ -99,17 +83,27 @@ func Run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// scheme knows the built-in kinds, the MetalLB tuning object and MetalLB's
-// own kinds (the module reads its advertisements, BGPPeers and reports).
-var scheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(v1beta1.AddToScheme(s))
-	utilruntime.Must(metallbv1beta1.AddToScheme(s))
-	utilruntime.Must(metallbv1beta2.AddToScheme(s))
-	utilruntime.Must(configv1.Install(s))
-	return s
-}()
+// AddModules installs, with c, what each module's watches need, and
+// registers its controllers with the reporter of its status.
+func AddModules(ctx context.Context, mgr manager.Manager, c client.Client, o Options) error {
+	_, err := mgr.GetRESTMapper().RESTMapping(objects.ClusterOperator.GroupKind())
+	clusterOperatorAPI := err == nil
+	for _, m := range o.Modules {
+		if i, ok := m.(Installer); ok {
+			if err := i.Install(ctx, c); err != nil {
+				return fmt.Errorf("cannot install the API of %s: %v", m.Name(), err)
+			}
+		}
+		reporter := publish.Reporter{Operand: m.Name()}
+		if clusterOperatorAPI {
+			reporter.ClusterOperator = &publish.ClusterOperator{Client: mgr.GetClient(), Name: cmp.Or(o.ClusterOperator, m.Name()), Clock: clock.RealClock{}}
+		}
+		if err := m.Add(mgr, reporter); err != nil {
+			return fmt.Errorf("cannot add %s: %v", m.Name(), err)
+		}
+	}
+	return nil
+}
 
 func newLogger(o Options) logr.Logger {
 	encoder := ctrlzap.JSONEncoder()
@@ -197,7 +191,7 @@ func leaseTimingsFor(ctx context.Context, c client.Client, o Options) (LeaseTimi
 	return leaseTimings(o, single)
 }
 
-func newManager(cfg *rest.Config, o Options, module metallb.Options, t LeaseTimings) (manager.Manager, error) {
+func newManager(cfg *rest.Config, o Options, scheme *runtime.Scheme, t LeaseTimings) (manager.Manager, error) {
 	shutdown := 30 * time.Second
 	mo := manager.Options{
 		Scheme:                  scheme,
@@ -215,7 +209,7 @@ func newManager(cfg *rest.Config, o Options, module metallb.Options, t LeaseTimi
 		RetryPeriod:                   &t.RetryPeriod,
 		GracefulShutdownTimeout:       &shutdown,
 	}
-	if err := metallb.ConfigureManager(&mo, module.Environment); err != nil {
+	if err := ConfigureManager(&mo, o.Modules); err != nil {
 		return nil, err
 	}
 	mgr, err := ctrl.NewManager(cfg, mo)
@@ -229,6 +223,16 @@ func newManager(cfg *rest.Config, o Options, module metallb.Options, t LeaseTimi
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// ConfigureManager has each module add what it needs to the manager's options.
+func ConfigureManager(mo *manager.Options, modules []Module) error {
+	for _, m := range modules {
+		if err := m.ConfigureManager(mo); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // informersSynced is ready once the manager's caches have filled, so that a

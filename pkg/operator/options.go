@@ -6,15 +6,14 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-
-	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Options are the settings of `cluster-network-operator start`.
+// Options are the settings of `cluster-network-operator start`: the
+// operator's own, and the modules it runs, with theirs.
 type Options struct {
+	Modules           []Module
 	Kubeconfig        string
-	Namespace         string // where MetalLB runs
 	OperatorNamespace string // where the operator runs and holds its leader Lease
 	MetricsAddress    string
 	HealthAddress     string
@@ -25,23 +24,15 @@ type Options struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	LogLevel                                  string
 	LogFormat                                 string
-	// Platform overrides the detected platform; AllowedPlatforms are those
-	// MetalLB is deployed on.
-	Platform         string
-	AllowedPlatforms []string
-	// MetalLBWebhooks has MetalLB's controller serve its validating webhooks.
-	MetalLBWebhooks bool
-	// RolloutHungAfter is how long a rollout may make no progress before it is
-	// reported hung.
-	RolloutHungAfter time.Duration
-	// ClusterOperator names the ClusterOperator status is written to.
+	// ClusterOperator names the ClusterOperator a module's status is written
+	// to; empty is the module's name.
 	ClusterOperator string
 }
 
-// DefaultOptions are the defaults of the flags.
-func DefaultOptions() Options {
+// DefaultOptions are the defaults of the flags, for the modules given.
+func DefaultOptions(modules ...Module) Options {
 	return Options{
-		Namespace:         metallb.DefaultNamespace,
+		Modules:           modules,
 		OperatorNamespace: "cluster-network-operator",
 		MetricsAddress:    ":8443",
 		HealthAddress:     ":8081",
@@ -49,17 +40,12 @@ func DefaultOptions() Options {
 		LeaderElect:       true,
 		LogLevel:          "info",
 		LogFormat:         "json",
-		AllowedPlatforms:  metallb.DefaultAllowedPlatforms,
-		MetalLBWebhooks:   true,
-		RolloutHungAfter:  10 * time.Minute,
-		ClusterOperator:   "metallb",
 	}
 }
 
-// AddFlags binds the options to flags.
+// AddFlags binds the options, and the modules', to flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means $KUBECONFIG, then the in-cluster service account")
-	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "namespace MetalLB runs in")
 	fs.StringVar(&o.OperatorNamespace, "operator-namespace", o.OperatorNamespace, "namespace the operator runs in; it holds the leader Lease")
 	fs.StringVar(&o.MetricsAddress, "metrics-bind-address", o.MetricsAddress, `address of the Prometheus metrics endpoint, served over HTTPS to a bearer token allowed get on the non-resource URL /metrics ("0" disables it)`)
 	fs.StringVar(&o.HealthAddress, "health-probe-bind-address", o.HealthAddress, `address of the /healthz and /readyz endpoints ("0" disables them)`)
@@ -70,19 +56,19 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RetryPeriod, "leader-election-retry-period", o.RetryPeriod, "how often the leader renews the Lease, and a standby tries to take it; 0 means 26s, or 60s with one control-plane node")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "debug, info, warn or error")
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "json or console")
-	fs.StringVar(&o.Platform, "platform", o.Platform, `the platform, such as "BareMetal", instead of detecting it (from the Infrastructure object on OpenShift, else from the Nodes' provider IDs)`)
-	fs.StringSliceVar(&o.AllowedPlatforms, "allowed-platforms", o.AllowedPlatforms, "the platforms MetalLB is deployed on")
-	fs.DurationVar(&o.RolloutHungAfter, "rollout-hung-timeout", o.RolloutHungAfter, "how long a rollout may make no progress before Degraded says RolloutHung")
-	fs.StringVar(&o.ClusterOperator, "cluster-operator-name", o.ClusterOperator, "the ClusterOperator the status is written to, where that API exists (OpenShift)")
-	fs.BoolVar(&o.MetalLBWebhooks, "metallb-webhooks", o.MetalLBWebhooks, "have MetalLB's controller serve its validating webhooks; without them only the CRDs' schemas check MetalLB's objects")
+	fs.StringVar(&o.ClusterOperator, "cluster-operator-name", o.ClusterOperator, "the ClusterOperator the status is written to, where that API exists (OpenShift); empty is the operand's name")
+	for _, m := range o.Modules {
+		if c, ok := m.(Configurable); ok {
+			c.AddFlags(fs)
+		}
+	}
 }
 
-// Validate reports the first invalid option, naming its flag.
+// Validate reports the first invalid option, naming its flag, and completes
+// the modules' settings: it is called once, before Run.
 func (o *Options) Validate() error {
-	for flag, ns := range map[string]string{"--namespace": o.Namespace, "--operator-namespace": o.OperatorNamespace} {
-		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-			return fmt.Errorf("%s %q is not a valid namespace name: %s", flag, ns, errs[0])
-		}
+	if errs := validation.IsDNS1123Label(o.OperatorNamespace); len(errs) > 0 {
+		return fmt.Errorf("--operator-namespace %q is not a valid namespace name: %s", o.OperatorNamespace, errs[0])
 	}
 	for flag, addr := range map[string]string{"--metrics-bind-address": o.MetricsAddress, "--health-probe-bind-address": o.HealthAddress} {
 		if addr == "0" {
@@ -101,14 +87,15 @@ func (o *Options) Validate() error {
 	if _, ok := logLevels[o.LogLevel]; !ok {
 		return fmt.Errorf("--log-level %q is not one of debug, info, warn, error", o.LogLevel)
 	}
-	if o.RolloutHungAfter <= 0 {
-		return fmt.Errorf("--rollout-hung-timeout %s must be positive", o.RolloutHungAfter)
-	}
-	if len(o.AllowedPlatforms) == 0 {
-		return fmt.Errorf("--allowed-platforms is empty: MetalLB would never be deployed")
-	}
 	if o.LogFormat != "json" && o.LogFormat != "console" {
 		return fmt.Errorf("--log-format %q is not one of json, console", o.LogFormat)
+	}
+	for _, m := range o.Modules {
+		if c, ok := m.(Configurable); ok {
+			if err := c.Complete(); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package status
 import (
 	"time"
 
+	configv1 "github.com/openshift/api/config/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -14,6 +15,9 @@ const (
 	Degraded    = "Degraded"
 	Upgradeable = "Upgradeable"
 )
+
+// ReasonAsExpected is the reason of a condition that is as it should be.
+const ReasonAsExpected = "AsExpected"
 
 // Condition is one condition as the operator works it out.
 type Condition struct {
@@ -30,10 +34,10 @@ type Conditions [4]Condition
 // not progressing, not degraded, upgradeable.
 func NewConditions() Conditions {
 	return Conditions{
-		{Type: Available, Status: metav1.ConditionTrue, Reason: "AsExpected"},
-		{Type: Progressing, Status: metav1.ConditionFalse, Reason: "AsExpected", Message: "No rollout is in progress."},
-		{Type: Degraded, Status: metav1.ConditionFalse, Reason: "AsExpected"},
-		{Type: Upgradeable, Status: metav1.ConditionTrue, Reason: "AsExpected", Message: "Nothing holds back an upgrade."},
+		{Type: Available, Status: metav1.ConditionTrue, Reason: ReasonAsExpected},
+		{Type: Progressing, Status: metav1.ConditionFalse, Reason: ReasonAsExpected, Message: "No rollout is in progress."},
+		{Type: Degraded, Status: metav1.ConditionFalse, Reason: ReasonAsExpected},
+		{Type: Upgradeable, Status: metav1.ConditionTrue, Reason: ReasonAsExpected, Message: "Nothing holds back an upgrade."},
 	}
 }
 
@@ -76,4 +80,12 @@ func (c Condition) Bad() bool {
 		return c.Status == metav1.ConditionTrue
 	}
 	return c.Type != Progressing && c.Status == metav1.ConditionFalse
+}
+
+// OperandStatus is what a ClusterOperator shows of an operand.
+type OperandStatus struct {
+	Conditions Conditions
+	// Versions are the versions every part of the operand runs.
+	Versions       []configv1.OperandVersion
+	RelatedObjects []configv1.ObjectReference
 }

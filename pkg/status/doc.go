@@ -1,5 +1,5 @@
-// Package status works out and reports an operand's state: its rollouts, its
-// conditions (Available, Progressing, Degraded, Upgradeable) and the versions
-// it runs, on a ClusterOperator, on the operand's own object, as Events and as
-// metrics.
+// Package status works out an operand's state, with no client and no clock:
+// its rollouts, the rollout tracking kept across restarts, its conditions
+// (Available, Progressing, Degraded, Upgradeable) and what its ClusterOperator
+// shows. pkg/status/publish writes it.
 package status

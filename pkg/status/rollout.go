@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
 )
 
 // Rollout is how far one workload is in running its current pod template.
@@ -39,7 +41,7 @@ func RolloutOf(o *unstructured.Unstructured, versionAnnotation string) Rollout {
 		return n
 	}
 	switch r.Kind {
-	case "DaemonSet":
+	case objects.DaemonSet.Kind:
 		r.Desired, r.Updated, r.Available = count("desiredNumberScheduled"), count("updatedNumberScheduled"), count("numberAvailable")
 	default:
 		replicas, found, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
@@ -64,7 +66,7 @@ func (r Rollout) Unavailable() int64 { return max(r.Desired-r.Available, 0) }
 // Message says how far the rollout is: "speaker: 12 of 50 nodes updated".
 func (r Rollout) Message() string {
 	unit := "replicas"
-	if r.Kind == "DaemonSet" {
+	if r.Kind == objects.DaemonSet.Kind {
 		unit = "nodes"
 	}
 	if r.Absent {

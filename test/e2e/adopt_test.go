@@ -18,7 +18,7 @@ import (
 
 // upstreamManifest is upstream's native manifest of the operand's release,
 // copied by `make update-bindata`.
-const upstreamManifest = "../../pkg/network/metallb/testdata/upstream/metallb-native.yaml"
+const upstreamManifest = "../../pkg/network/metallb/manifests/testdata/upstream/metallb-native.yaml"
 
 // Adoption at the same version: MetalLB v0.16.1 installed by hand from
 // upstream's manifest serves an address; the user annotates the namespace and

@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 )
 
 // failoverRuns is how many hard failovers each profile is measured over;
@@ -235,14 +235,14 @@ func (c *metallbCluster) waitProfile(t *testing.T, probeInterval string) {
 			last = "the speaker DaemonSet is rolling out"
 			return false, nil
 		}
-		digest := ds.Spec.Template.Annotations[metallb.MemberlistConfigAnnotation]
+		digest := ds.Spec.Template.Annotations[manifests.MemberlistConfigAnnotation]
 		pods, err := c.client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: "component=speaker"})
 		if err != nil {
 			return false, nil
 		}
 		ready := 0
 		for _, p := range pods.Items {
-			if p.Annotations[metallb.MemberlistConfigAnnotation] == digest && podReady(&p) && p.DeletionTimestamp == nil {
+			if p.Annotations[manifests.MemberlistConfigAnnotation] == digest && podReady(&p) && p.DeletionTimestamp == nil {
 				ready++
 			}
 		}

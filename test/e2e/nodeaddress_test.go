@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress/decide"
 )
 
 // reflectedWithin is the bound on how soon a change (a Service gone,
@@ -44,7 +44,7 @@ func TestNodeAddressMode(t *testing.T) {
 	kubectl(t, c.env, "apply", "-f", guideExample(t, "node-address-mode"))
 	ipv4 := c.nodeIPs()
 
-	c.createService(t, "first", nodeaddress.Class)
+	c.createService(t, "first", decide.Class)
 	c.waitIngress(t, "first", time.Minute, ipv4)
 	c.assertAnswer(t, net.JoinHostPort(ipv4[0], "80"), "backend-0", 30*time.Second)
 
@@ -57,7 +57,7 @@ func TestNodeAddressMode(t *testing.T) {
 	c.waitIngress(t, "second", reflectedWithin, ipv4)
 	c.assertAnswer(t, net.JoinHostPort(ipv4[2], "80"), "backend-0", 30*time.Second)
 
-	c.createService(t, "local", nodeaddress.Class, withPort(8081), localPolicy)
+	c.createService(t, "local", decide.Class, withPort(8081), localPolicy)
 	c.waitIngress(t, "local", time.Minute, []string{c.nodes[1].InternalIP})
 
 	moved := "192.0.2.42"
@@ -66,7 +66,7 @@ func TestNodeAddressMode(t *testing.T) {
 	c.setNodeAddresses(t, c.nodes[2].Name, ipv4[2])
 
 	ipv6 := c.dualStackNodes(t)
-	c.createService(t, "dual", nodeaddress.Class, withPort(8082), dualStack)
+	c.createService(t, "dual", decide.Class, withPort(8082), dualStack)
 	c.waitIngress(t, "dual", time.Minute, slices.Concat(ipv4, ipv6))
 
 	c.configure(t)
@@ -207,8 +207,8 @@ func (c *metallbCluster) assertTaken(t *testing.T, name string, port int32) {
 		t.Fatalf("Service %s: ingress %+v; want one entry with no address, for the taken port", name, ingress)
 	}
 	p := ingress[0].Ports[0]
-	if p.Port != port || p.Error == nil || *p.Error != nodeaddress.PortTaken {
-		t.Errorf("Service %s: port status %+v; want port %d with error %s", name, p, port, nodeaddress.PortTaken)
+	if p.Port != port || p.Error == nil || *p.Error != decide.PortTaken {
+		t.Errorf("Service %s: port status %+v; want port %d with error %s", name, p, port, decide.PortTaken)
 	}
 }
 

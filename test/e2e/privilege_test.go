@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
-	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
@@ -131,16 +131,16 @@ func renderedToApply(t *testing.T) []*unstructured.Unstructured {
 // the defaults and a BGP backend.
 func rendered(t *testing.T, backend v1beta1.BGPBackend, kinds ...string) []*unstructured.Unstructured {
 	t.Helper()
-	images, err := metallb.ImagesFromEnv(func(string) string { return "" }, "4.22.0")
+	images, err := manifests.ImagesFromEnv(func(string) string { return "" }, "4.22.0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	tuning := &v1beta1.MetalLB{Spec: v1beta1.MetalLBSpec{BGPBackend: backend}}
-	s, err := metallb.SettingsFor(metallb.Environment{Namespace: metallbNamespace, Images: images, Webhooks: true}, tuning)
+	s, err := manifests.SettingsFor(manifests.Environment{Namespace: metallbNamespace, Images: images, Webhooks: true}, tuning)
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := metallb.Render(s, "")
+	objs, err := manifests.Render(s, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 // namespace are applied for real.
 func TestRenderOutputPassesServerSideDryRun(t *testing.T) {
 	cmd := exec.Command(operatorBinary, "render",
-		"--file", "../../pkg/network/metallb/testdata/scenarios/speaker-node-selector-tolerations.yaml",
+		"--file", "../../pkg/network/metallb/manifests/testdata/scenarios/speaker-node-selector-tolerations.yaml",
 		"--log-level", "debug", "--max-unavailable", "25%")
 	cmd.Env = append(cmd.Environ(), "METALLB_SPEAKER_IMAGE=registry.example.com/speaker:v0.16.1", "RELEASE_VERSION=4.22.0")
 	out, err := cmd.Output()

@@ -20,7 +20,7 @@ func TestTuningWithKubectl(t *testing.T) {
 	createNamespaces(t, env, operatorNamespace, "metallb-system")
 	startOperator(t, env, nil).waitReady(t)
 
-	kubectl(t, env, "apply", "-f", "../../pkg/network/metallb/testdata/scenarios/log-level-debug.yaml")
+	kubectl(t, env, "apply", "-f", "../../pkg/network/metallb/manifests/testdata/scenarios/log-level-debug.yaml")
 	var table string
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		table = kubectl(t, env, "get", "metallb", "-n", "metallb-system")

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/operator"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
@@ -26,7 +26,7 @@ const (
 	// leader Lease, and must exist before the operator starts.
 	OperatorNamespace = "cluster-network-operator"
 	// MetalLBNamespace is the default --namespace.
-	MetalLBNamespace = metallb.DefaultNamespace
+	MetalLBNamespace = manifests.DefaultNamespace
 	// HealthAddr is the default --health-probe-bind-address.
 	HealthAddr = ":8081"
 	readyzURL  = "http://127.0.0.1:8081/readyz"

@@ -7,12 +7,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 )
 
 // ownedSelector selects what the operator owns: every object it renders
 // carries the label.
-const ownedSelector = metallb.ManagedByLabel + "=" + metallb.ManagedBy
+const ownedSelector = manifests.ManagedByLabel + "=" + manifests.ManagedBy
 
 // CreatePool creates an IPAddressPool, as a user configuring MetalLB does.
 func (b *Bench) CreatePool(ctx context.Context, namespace, name string) error {

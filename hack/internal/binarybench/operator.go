@@ -10,7 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
@@ -36,9 +37,9 @@ type Operator struct {
 // the release and MetalLB's images at the version the templates follow.
 func OperatorEnv() []string {
 	return []string{
-		metallb.ReleaseVersionEnv + "=" + releaseVersion,
-		metallb.ControllerImageEnv + "=quay.io/metallb/controller:" + metallb.UpstreamVersion,
-		metallb.SpeakerImageEnv + "=quay.io/metallb/speaker:" + metallb.UpstreamVersion,
+		manifests.ReleaseVersionEnv + "=" + releaseVersion,
+		manifests.ControllerImageEnv + "=quay.io/metallb/controller:" + release.MetalLB,
+		manifests.SpeakerImageEnv + "=quay.io/metallb/speaker:" + release.MetalLB,
 	}
 }
 

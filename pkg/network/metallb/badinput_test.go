@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
@@ -117,11 +119,11 @@ func TestBadInputOffline(t *testing.T) {
 
 // offline reads a spec as `render -f` does.
 func offline(spec string) error {
-	obj, err := DecodeMetalLB([]byte("apiVersion: metallb.io/v1beta1\nkind: MetalLB\nmetadata: {name: metallb, namespace: metallb-system}\nspec: {" + spec + "}\n"))
+	obj, err := manifests.DecodeMetalLB([]byte("apiVersion: metallb.io/v1beta1\nkind: MetalLB\nmetadata: {name: metallb, namespace: metallb-system}\nspec: {" + spec + "}\n"))
 	if err != nil {
 		return err
 	}
-	_, err = SettingsFor(Environment{Namespace: DefaultNamespace, Webhooks: true}, obj)
+	_, err = manifests.SettingsFor(manifests.Environment{Namespace: manifests.DefaultNamespace, Webhooks: true}, obj)
 	return err
 }
 
@@ -163,7 +165,7 @@ func TestBadInputLeavesWorkloadsUnchanged(t *testing.T) {
 	// The starting point is an object written for the upstream metallb-operator,
 	// created as it is: the API server and the operator accept it, and it places
 	// and configures MetalLB as it asks.
-	m.create(t, filepath.Join("testdata", "scenarios", "upstream-operator-object.yaml"))
+	m.create(t, filepath.Join("manifests", "testdata", "scenarios", "upstream-operator-object.yaml"))
 	m.waitDegraded(t, clusterObject, isFalse)
 	before := m.workloads(t)
 	for _, want := range []string{`"--log-level=debug"`, `"node-role.kubernetes.io/worker":""`, `"key":"example.com/dedicated"`,
@@ -213,7 +215,7 @@ func (m *moduleEnv) assertRefused(t *testing.T, spec, layer string, fields []str
 		t.Fatalf("the API server refused what the module should: %v", err)
 	default:
 		c := m.waitDegraded(t, clusterObject, isTrue)
-		if c.Reason != ReasonInvalidConfiguration || !strings.Contains(c.Message, says) {
+		if c.Reason != plan.ReasonInvalidConfiguration || !strings.Contains(c.Message, says) {
 			t.Errorf("Degraded %s %q does not say %q", c.Reason, c.Message, says)
 		}
 		for _, f := range fields {

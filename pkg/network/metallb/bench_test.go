@@ -14,27 +14,28 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
 // BenchmarkRender renders MetalLB's objects for the default settings, as every
 // reconcile does. Goal: under 2 ms.
 func BenchmarkRender(b *testing.B) {
-	images, err := ImagesFromEnv(func(string) string { return "" }, "1.0.0")
+	images, err := manifests.ImagesFromEnv(func(string) string { return "" }, "1.0.0")
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := SettingsFor(Environment{Namespace: DefaultNamespace, Images: images, Webhooks: true}, nil)
+	s, err := manifests.SettingsFor(manifests.Environment{Namespace: manifests.DefaultNamespace, Images: images, Webhooks: true}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	key := NewMemberlistKey()
-	if _, err := Render(s, key); err != nil { // parse the templates outside the loop
+	key := manifests.NewMemberlistKey()
+	if _, err := manifests.Render(s, key); err != nil { // parse the templates outside the loop
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Render(s, key); err != nil {
+		if _, err := manifests.Render(s, key); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -68,7 +69,7 @@ func BenchmarkActivation(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		w := watchWorkloads(b, clientset)
 		start := time.Now()
-		pool := m.createPool(b, DefaultNamespace, fmt.Sprintf("pool%d", i))
+		pool := m.createPool(b, manifests.DefaultNamespace, fmt.Sprintf("pool%d", i))
 		w.waitBoth(b, watch.Added)
 		latencies = append(latencies, time.Since(start))
 		if err := m.client.Delete(ctx, pool); err != nil {
@@ -78,7 +79,7 @@ func BenchmarkActivation(b *testing.B) {
 		w.stop()
 		// The last objects pruned are the service accounts: then the module is idle.
 		waitFor(b, "deactivation", 30*time.Second, func(context.Context) (bool, error) {
-			return m.get(b, serviceAccountGVK, DefaultNamespace, "controller") == nil, nil
+			return m.get(b, serviceAccountGVK, manifests.DefaultNamespace, "controller") == nil, nil
 		})
 	}
 	slices.Sort(latencies)
@@ -94,11 +95,11 @@ type workloadWatch struct {
 func watchWorkloads(b *testing.B, c kubernetes.Interface) *workloadWatch {
 	b.Helper()
 	ctx := context.Background()
-	d, err := c.AppsV1().Deployments(DefaultNamespace).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=controller"})
+	d, err := c.AppsV1().Deployments(manifests.DefaultNamespace).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=controller"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	ds, err := c.AppsV1().DaemonSets(DefaultNamespace).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=speaker"})
+	ds, err := c.AppsV1().DaemonSets(manifests.DefaultNamespace).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=speaker"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func (w *workloadWatch) stop() {
 func BenchmarkVersionReport(b *testing.B) {
 	const nodes = 10
 	m := startModule(b, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(nodes)}, release("v0"))
-	if err := m.client.Create(context.Background(), &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName}}); err != nil {
+	if err := m.client.Create(context.Background(), &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName}}); err != nil {
 		b.Fatal(err)
 	}
 	m.waitStatus(b, "v0", time.Minute)
@@ -186,8 +187,8 @@ func (w *upgradeWatch) versionDelay(b *testing.B, version string, n int) time.Du
 func BenchmarkIdleReconcile(b *testing.B) {
 	m := startModule(b, testenv.Options{}, testOptions())
 	m.waitCRDs(b)
-	m.createPool(b, DefaultNamespace, "pool1")
-	m.create(b, filepath.Join("testdata", "scenarios", "upstream-operator-object.yaml"))
+	m.createPool(b, manifests.DefaultNamespace, "pool1")
+	m.create(b, filepath.Join("manifests", "testdata", "scenarios", "upstream-operator-object.yaml"))
 	m.waitSpeakerDaemonSet(b)
 	settle(b, m)
 	ctx := context.Background()

@@ -1,68 +1,40 @@
 package metallb
 
 import (
-	"maps"
-
 	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
 	metallbv1beta2 "go.universe.tf/metallb/api/v1beta2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
+	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
 
-// ConfigureManager sets the manager options the module needs. The cache holds,
-// of the kinds the module owns, only its own objects (not every Secret or Role
-// of the cluster), and of Nodes only what tells the platform; the module reads
-// what it owns as unstructured objects, from that cache too.
-func ConfigureManager(opts *manager.Options, env Environment) error {
-	byObject, err := cacheByObject(env)
-	if err != nil {
-		return err
-	}
-	if opts.Cache.ByObject == nil {
-		opts.Cache.ByObject = map[client.Object]cache.ByObject{}
-	}
-	maps.Copy(opts.Cache.ByObject, byObject)
-	if opts.Cache.DefaultTransform == nil {
-		opts.Cache.DefaultTransform = keepWhatIsRead
-	}
-	if opts.Client.Cache == nil {
-		opts.Client.Cache = &client.CacheOptions{}
-	}
-	opts.Client.Cache.Unstructured = true
-	return nil
-}
-
-func cacheByObject(env Environment) (map[client.Object]cache.ByObject, error) {
-	inv, err := inventoryOf(env)
-	if err != nil {
-		return nil, err
-	}
-	selector := ownership.AsSelector()
-	namespace := map[string]cache.Config{env.Namespace: {}}
+// cacheByObject is what the manager's cache holds for the module: MetalLB's
+// and frr-k8s's pods, and the objects the module owns. Nodes, read from the
+// informer's store (readPlatform), are the node-address mode's to configure.
+func cacheByObject(inv manifests.Inventory, namespace string) map[client.Object]cache.ByObject {
+	selector := manifests.Ownership.AsSelector()
+	inNamespace := map[string]cache.Config{namespace: {}}
 	byObject := map[client.Object]cache.ByObject{
-		// Read from the informer's store (nodeProviders), never copied; the
-		// node-address mode reads them too.
-		&corev1.Node{}: {Transform: nodeaddress.KeepNodeFields},
 		// MetalLB's and frr-k8s's pods, to name the nodes of a hung rollout.
-		&corev1.Pod{}: {Label: nodePods, Namespaces: namespace, Transform: podReadinessOnly},
+		&corev1.Pod{}: {Label: manifests.NodePods, Namespaces: inNamespace, Transform: podReadinessOnly},
 	}
-	for _, gvk := range inv.kinds {
+	for _, gvk := range inv.Kinds {
 		// Every reconcile reads them all, the CRDs (hundreds of kilobytes) among
 		// them; the module only reads them, so the cache need not copy them.
 		by := cache.ByObject{Label: selector, UnsafeDisableDeepCopy: new(true)}
-		if inv.namespaced[gvk] {
+		if inv.Namespaced[gvk] {
 			// Only MetalLB's namespace: the operator may read its Secrets and the
 			// like there and nowhere else.
-			by.Namespaces = namespace
+			by.Namespaces = inNamespace
 		}
-		byObject[emptyObject(gvk)] = by
+		byObject[objects.Empty(gvk)] = by
 	}
-	return byObject, nil
+	return byObject
 }
 
 // podReadinessOnly keeps of a MetalLB pod what names a hung rollout's nodes:
@@ -78,10 +50,8 @@ func podReadinessOnly(obj any) (any, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion, Labels: p.Labels},
 		Spec:       corev1.PodSpec{NodeName: p.Spec.NodeName},
 	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			kept.Status.Conditions = []corev1.PodCondition{{Type: c.Type, Status: c.Status}}
-		}
+	if c := status.PodReadyCondition(p); c != nil {
+		kept.Status.Conditions = []corev1.PodCondition{{Type: c.Type, Status: c.Status}}
 	}
 	return kept, nil
 }

@@ -14,6 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
@@ -28,7 +31,7 @@ func TestForeignSpeakerIsNotTouched(t *testing.T) {
 	ctx := t.Context()
 	labels := map[string]string{"app": "metallb", "component": "speaker"}
 	helm := &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: "speaker", Labels: map[string]string{"app.kubernetes.io/managed-by": "Helm"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: "speaker", Labels: map[string]string{"app.kubernetes.io/managed-by": "Helm"}},
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
@@ -40,29 +43,29 @@ func TestForeignSpeakerIsNotTouched(t *testing.T) {
 	if err := m.client.Create(ctx, helm, client.FieldOwner("helm")); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.client.Create(ctx, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName}}); err != nil {
+	if err := m.client.Create(ctx, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName}}); err != nil {
 		t.Fatal(err)
 	}
 
 	c := m.waitDegraded(t, clusterObject, isTrue)
 	// kube-controller-manager writes the DaemonSet's status.
 	for _, want := range []string{"DaemonSet metallb-system/speaker (written by helm, kube-controller-manager)", "Nothing was changed",
-		"kubectl annotate namespace metallb-system " + AdoptAnnotation + "=true"} {
-		if c.Reason != ReasonForeignObjects || !strings.Contains(c.Message, want) {
+		"kubectl annotate namespace metallb-system " + manifests.AdoptAnnotation + "=true"} {
+		if c.Reason != plan.ReasonForeignObjects || !strings.Contains(c.Message, want) {
 			t.Errorf("Degraded %s %q does not say %q", c.Reason, c.Message, want)
 		}
 	}
-	m.waitEvent(t, DefaultNamespace, "speaker", ReasonForeignObjects, "DaemonSet metallb-system/speaker (written by helm, kube-controller-manager)")
+	m.waitEvent(t, manifests.DefaultNamespace, "speaker", plan.ReasonForeignObjects, "DaemonSet metallb-system/speaker (written by helm, kube-controller-manager)")
 	m.assertAbsent(t, "Deployment/controller", "Secret/memberlist")
 	m.assertUnwritten(t, helm)
 
 	// The documented opt-in, refused while Helm manages the DaemonSet.
 	m.annotateAdoption(t)
-	c = m.waitDegraded(t, clusterObject, func(c metav1.Condition) bool { return c.Reason == ReasonTakeoverBlocked })
+	c = m.waitDegraded(t, clusterObject, func(c metav1.Condition) bool { return c.Reason == plan.ReasonTakeoverBlocked })
 	if want := "kubectl label -n metallb-system daemonset/speaker app.kubernetes.io/managed-by-"; !strings.Contains(c.Message, want) {
 		t.Errorf("Degraded %s %q does not say %q", c.Reason, c.Message, want)
 	}
-	m.waitEvent(t, DefaultNamespace, "speaker", ReasonHelmRelease, "Helm's release (unnamed) manages 1 of the objects")
+	m.waitEvent(t, manifests.DefaultNamespace, "speaker", plan.ReasonHelmRelease, "Helm's release (unnamed) manages 1 of the objects")
 	m.assertAbsent(t, "Deployment/controller", "Secret/memberlist")
 	m.assertUnwritten(t, helm)
 
@@ -71,10 +74,10 @@ func TestForeignSpeakerIsNotTouched(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the speaker DaemonSet adopted", 10*time.Second, func(ctx context.Context) (bool, error) {
-		return m.get(t, daemonSetGVK, DefaultNamespace, "speaker").GetLabels()[ManagedByLabel] == ManagedBy, nil
+		return m.get(t, objects.DaemonSet, manifests.DefaultNamespace, "speaker").GetLabels()[manifests.ManagedByLabel] == manifests.ManagedBy, nil
 	})
 	waitFor(t, "the adopted speakers rendered after the controller", time.Minute, func(ctx context.Context) (bool, error) {
-		return strings.Contains(containerImage(m.get(t, daemonSetGVK, DefaultNamespace, "speaker")), ":v0.16.1"), nil
+		return strings.Contains(containerImage(m.get(t, objects.DaemonSet, manifests.DefaultNamespace, "speaker")), ":v0.16.1"), nil
 	})
 	m.waitDegraded(t, clusterObject, isFalse)
 }
@@ -89,7 +92,7 @@ func (m *moduleEnv) assertUnwritten(t *testing.T, created *appsv1.DaemonSet) {
 		t.Fatal(err)
 	}
 	for _, f := range live.ManagedFields {
-		if f.Manager == FieldOwner {
+		if f.Manager == manifests.FieldOwner {
 			t.Errorf("the foreign DaemonSet was written by the operator: %s of %s", f.Operation, f.Subresource)
 		}
 	}

@@ -10,19 +10,13 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
-	configv1 "github.com/openshift/api/config/v1"
-	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
-	metallbv1beta2 "go.universe.tf/metallb/api/v1beta2"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +25,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
+	"github.com/bmlb/cluster-network-operator/pkg/operator"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
@@ -40,14 +38,12 @@ func init() {
 	ctrl.SetLogger(logr.Discard())
 }
 
+// testScheme is the operator's, for the modules the tests run.
 var testScheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(v1beta1.AddToScheme(s))
-	utilruntime.Must(metallbv1beta1.AddToScheme(s))
-	utilruntime.Must(metallbv1beta2.AddToScheme(s))
-	utilruntime.Must(configv1.Install(s))
-	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	s, err := operator.NewScheme(NewModule(nil), nodeaddress.NewModule())
+	if err != nil {
+		panic(err)
+	}
 	return s
 }()
 
@@ -65,17 +61,16 @@ type moduleEnv struct {
 }
 
 func testOptions() Options {
-	images, err := ImagesFromEnv(func(string) string { return "" }, "1.0.0-test")
+	images, err := manifests.ImagesFromEnv(func(string) string { return "" }, "1.0.0-test")
 	if err != nil {
 		panic(err)
 	}
 	// kwok nodes run no webhook server; see docs on --metallb-webhooks.
-	return Options{
-		Environment:      Environment{Namespace: DefaultNamespace, Images: images},
-		AllowedPlatforms: DefaultAllowedPlatforms,
+	return Options{Options: plan.Options{
+		Environment:      manifests.Environment{Namespace: manifests.DefaultNamespace, Images: images},
+		AllowedPlatforms: plan.DefaultAllowedPlatforms,
 		HungAfter:        10 * time.Minute,
-		ClusterOperator:  "metallb",
-	}
+	}}
 }
 
 // startModule starts a control plane, and the module against it with opts.
@@ -90,7 +85,7 @@ func startModule(t testing.TB, envOpts testenv.Options, opts Options) *moduleEnv
 	if err := InstallAPI(t.Context(), m.client); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: DefaultNamespace}}); err != nil {
+	if err := m.client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: manifests.DefaultNamespace}}); err != nil {
 		t.Fatal(err)
 	}
 	m.run(t, opts)
@@ -139,16 +134,22 @@ func (m *moduleEnv) run(t testing.TB, opts Options) {
 		Logger:                 testr.NewWithInterface(t, testr.Options{Verbosity: 1}),
 		Controller:             config.Controller{SkipNameValidation: new(true)}, // one manager per test
 	}
-	if err := ConfigureManager(&mo, opts.Environment); err != nil {
+	module, err := newModule(opts, nodeaddress.NewModule())
+	if err != nil {
+		t.Fatal(err)
+	}
+	modules := []operator.Module{module, module.nodeAddress}
+	if err := operator.ConfigureManager(&mo, modules); err != nil {
 		t.Fatal(err)
 	}
 	mgr, err := ctrl.NewManager(cfg, mo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.r, err = add(mgr, opts); err != nil {
+	if err := operator.AddModules(t.Context(), mgr, m.client, operator.Options{Modules: modules}); err != nil {
 		t.Fatal(err)
 	}
+	m.r = module.reconciler
 	m.r.events = countingRecorder{EventRecorder: m.r.events, count: &m.events}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -236,19 +237,13 @@ func (m *moduleEnv) get(t testing.TB, gvk schema.GroupVersionKind, namespace, na
 	return o
 }
 
-var (
-	deploymentGVK     = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
-	daemonSetGVK      = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}
-	secretGVK         = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
-	serviceAccountGVK = schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}
-	poolGVK           = schema.GroupVersionKind{Group: "metallb.io", Version: "v1beta1", Kind: "IPAddressPool"}
-)
+var serviceAccountGVK = schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}
 
 // createPool creates an IPAddressPool, as a user activating MetalLB would.
 func (m *moduleEnv) createPool(t testing.TB, namespace, name string) *unstructured.Unstructured {
 	t.Helper()
 	pool := &unstructured.Unstructured{}
-	pool.SetGroupVersionKind(poolGVK)
+	pool.SetGroupVersionKind(manifests.IPAddressPoolKind)
 	pool.SetNamespace(namespace)
 	pool.SetName(name)
 	_ = unstructured.SetNestedStringSlice(pool.Object, []string{"192.0.2.100-192.0.2.110"}, "spec", "addresses")

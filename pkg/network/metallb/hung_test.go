@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
@@ -43,10 +45,10 @@ func TestHungRolloutNamesTheNodes(t *testing.T) {
 		}
 	}
 	m.waitCRDs(t)
-	m.createPool(t, DefaultNamespace, "pool1")
+	m.createPool(t, manifests.DefaultNamespace, "pool1")
 	// The controller is kept on the healthy nodes: the scheduler could put it on
 	// a stuck one, where it would hang too.
-	tuning := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName},
+	tuning := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName},
 		Spec: v1beta1.MetalLBSpec{ControllerNodeSelector: v1beta1.NodeSelector{"example.com/healthy": "true"}}}
 	if err := m.client.Create(ctx, tuning); err != nil {
 		t.Fatal(err)
@@ -56,12 +58,12 @@ func TestHungRolloutNamesTheNodes(t *testing.T) {
 
 	clock.Step(opts.HungAfter - time.Second)
 	m.reconcile(t)
-	if c := m.degraded(t); c.Reason == ReasonRolloutHung {
+	if c := m.degraded(t); c.Reason == plan.ReasonRolloutHung {
 		t.Fatalf("RolloutHung a second before the %s timeout: %s", opts.HungAfter, c.Message)
 	}
 	clock.Step(2 * time.Second)
 	m.reconcile(t)
-	c := m.waitDegraded(t, clusterObject, func(c metav1.Condition) bool { return c.Reason == ReasonRolloutHung })
+	c := m.waitDegraded(t, clusterObject, func(c metav1.Condition) bool { return c.Reason == plan.ReasonRolloutHung })
 	if !strings.Contains(c.Message, "the speaker is not ready on nodes: stuck-a, stuck-b.") {
 		t.Errorf("RolloutHung does not name the two nodes: %q", c.Message)
 	}
@@ -88,14 +90,14 @@ func (m *moduleEnv) keepSpeakersOn(t *testing.T, label string) {
 	// that, a pod force-deleted from another node comes back.
 	waitFor(t, "the speaker DaemonSet with the node selector", 30*time.Second, func(ctx context.Context) (bool, error) {
 		var ds appsv1.DaemonSet
-		if err := m.client.Get(ctx, client.ObjectKey{Namespace: DefaultNamespace, Name: speakerName}, &ds); err != nil {
+		if err := m.client.Get(ctx, client.ObjectKey{Namespace: manifests.DefaultNamespace, Name: manifests.SpeakerName}, &ds); err != nil {
 			return false, err
 		}
 		return ds.Spec.Template.Spec.NodeSelector[label] == "true" && ds.Status.ObservedGeneration >= ds.Generation, nil
 	})
 	waitFor(t, "no speaker left on the stuck nodes", 30*time.Second, func(ctx context.Context) (bool, error) {
 		var pods corev1.PodList
-		if err := m.client.List(ctx, &pods, client.InNamespace(DefaultNamespace), client.MatchingLabels(speakerPods)); err != nil {
+		if err := m.client.List(ctx, &pods, client.InNamespace(manifests.DefaultNamespace), client.MatchingLabels(manifests.SpeakerPods)); err != nil {
 			return false, err
 		}
 		left := false

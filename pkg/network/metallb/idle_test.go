@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
@@ -19,9 +21,9 @@ func TestIdleModuleWritesNothing(t *testing.T) {
 	m := startModule(t, testenv.Options{}, testOptions())
 	ctx := t.Context()
 	m.waitCRDs(t)
-	m.createPool(t, DefaultNamespace, "pool1")
+	m.createPool(t, manifests.DefaultNamespace, "pool1")
 	m.createPool(t, "default", "elsewhere")
-	if err := m.client.Create(ctx, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName}}); err != nil {
+	if err := m.client.Create(ctx, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName}}); err != nil {
 		t.Fatal(err)
 	}
 	m.waitSpeakerDaemonSet(t)
@@ -59,7 +61,7 @@ func settle(t testing.TB, m *moduleEnv) {
 		if err != nil {
 			return false, err
 		}
-		p := plan(s, m.r.opts, m.r.clock.Now())
-		return len(p.Apply) == 0 && len(p.Prune) == 0 && len(p.Statuses) == 0 && p.Tracking == nil && p.Report(nil).Tuning == nil, nil
+		p := plan.Make(s, m.r.opts, m.r.clock.Now())
+		return len(p.Apply) == 0 && len(p.Prune) == 0 && len(p.Statuses) == 0 && p.Tracking == nil && p.Report(nil).MetalLB == nil, nil
 	})
 }

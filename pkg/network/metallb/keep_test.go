@@ -12,12 +12,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
-	"github.com/bmlb/cluster-network-operator/pkg/apply"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
+	"github.com/bmlb/cluster-network-operator/pkg/status"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
@@ -29,24 +31,25 @@ func TestWebhooksStayWhileTheControllerIsDown(t *testing.T) {
 	opts.Webhooks = true
 	m := startModule(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(2)}, opts)
 	m.waitCRDs(t)
-	m.createPool(t, DefaultNamespace, "pool1")
+	m.createPool(t, manifests.DefaultNamespace, "pool1")
 	var vwc *metav1.PartialObjectMetadata
 	waitFor(t, "the webhook configuration, once the controller is available", time.Minute, func(ctx context.Context) (bool, error) {
-		vwc = metadataObject(webhookKind)
-		err := m.client.Get(ctx, client.ObjectKey{Name: webhookConfiguration}, vwc)
+		vwc = objects.Metadata(objects.ValidatingWebhookConfiguration)
+		err := m.client.Get(ctx, client.ObjectKey{Name: manifests.WebhookConfiguration}, vwc)
 		return err == nil, client.IgnoreNotFound(err)
 	})
 
 	m.taintNodes(t, corev1.Taint{Key: "example.com/drain", Value: "true", Effect: corev1.TaintEffectNoExecute})
 	// As the module's cache sees it, so that settling is judged from there.
 	waitFor(t, "the controller unavailable", time.Minute, func(ctx context.Context) (bool, error) {
-		d := emptyObject(deploymentKind)
-		err := m.r.client.Get(ctx, client.ObjectKey{Namespace: DefaultNamespace, Name: controllerName}, d)
-		return err == nil && !available(&Snapshot{Owned: map[apply.Key]*unstructured.Unstructured{apply.KeyOf(d): d}}, DefaultNamespace, controllerName), err
+		d := objects.Empty(objects.Deployment)
+		err := m.r.client.Get(ctx, client.ObjectKey{Namespace: manifests.DefaultNamespace, Name: manifests.ControllerName}, d)
+		r := status.RolloutOf(d, manifests.ReleaseVersionAnnotation)
+		return err == nil && (!r.Observed || r.Available == 0 || r.Updated == 0), err
 	})
 	settle(t, m)
-	live := metadataObject(webhookKind)
-	if err := m.client.Get(t.Context(), client.ObjectKey{Name: webhookConfiguration}, live); err != nil {
+	live := objects.Metadata(objects.ValidatingWebhookConfiguration)
+	if err := m.client.Get(t.Context(), client.ObjectKey{Name: manifests.WebhookConfiguration}, live); err != nil {
 		t.Fatalf("the webhook configuration is gone while the controller is down: %v", err)
 	}
 	if live.UID != vwc.UID {
@@ -75,7 +78,7 @@ func (m *moduleEnv) taintNodes(t *testing.T, taint corev1.Taint) {
 // cleared: what runs is left exactly as it is, and Degraded names the field.
 func TestInvalidSpecWithNoAppliedSpecChangesNothing(t *testing.T) {
 	m := startModule(t, testenv.Options{}, testOptions())
-	m.create(t, "testdata/scenarios/speaker-node-selector-tolerations.yaml")
+	m.create(t, "manifests/testdata/scenarios/speaker-node-selector-tolerations.yaml")
 	m.waitDegraded(t, clusterObject, isFalse)
 	m.waitSpeakerDaemonSet(t)
 	before := m.workloadVersions(t)
@@ -109,8 +112,11 @@ func TestInvalidSpecWithNoAppliedSpecChangesNothing(t *testing.T) {
 func (m *moduleEnv) workloadVersions(t *testing.T) string {
 	t.Helper()
 	var versions []string
-	for _, w := range metallbWorkloads {
-		versions = append(versions, m.get(t, w.kind, DefaultNamespace, w.name).GetResourceVersion())
+	for _, w := range []struct {
+		kind schema.GroupVersionKind
+		name string
+	}{{objects.Deployment, manifests.ControllerName}, {objects.DaemonSet, manifests.SpeakerName}} {
+		versions = append(versions, m.get(t, w.kind, manifests.DefaultNamespace, w.name).GetResourceVersion())
 	}
 	return strings.Join(versions, ",")
 }
@@ -119,9 +125,9 @@ func (m *moduleEnv) workloadVersions(t *testing.T) string {
 func TestControllerScaledToZeroIsUndone(t *testing.T) {
 	m := startModule(t, testenv.Options{}, testOptions())
 	m.waitCRDs(t)
-	m.createPool(t, DefaultNamespace, "pool1")
+	m.createPool(t, manifests.DefaultNamespace, "pool1")
 	m.waitSpeakerDaemonSet(t)
-	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: controllerName}}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ControllerName}}
 	waitFor(t, "the controller Deployment", 10*time.Second, func(ctx context.Context) (bool, error) {
 		return m.client.Get(ctx, client.ObjectKeyFromObject(dep), dep) == nil, nil
 	})
@@ -145,7 +151,7 @@ func TestAdoptedMemberlistKeyOutlivesDeactivation(t *testing.T) {
 	upstream := m.createUpstreamController(t)
 	key := []byte("the-upstream-memberlist-key")
 	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: memberlistSecret, OwnerReferences: []metav1.OwnerReference{
+		ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.MemberlistSecret, OwnerReferences: []metav1.OwnerReference{
 			{APIVersion: "apps/v1", Kind: "Deployment", Name: upstream.Name, UID: upstream.UID},
 		}},
 		Data: map[string][]byte{"secretkey": key},
@@ -155,22 +161,22 @@ func TestAdoptedMemberlistKeyOutlivesDeactivation(t *testing.T) {
 	}
 	// A dependent of the same Deployment: once it is gone, the garbage
 	// collector has dealt with the Deployment's deletion.
-	canary := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: "canary", OwnerReferences: secret.OwnerReferences}}
+	canary := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: "canary", OwnerReferences: secret.OwnerReferences}}
 	if err := m.client.Create(t.Context(), canary); err != nil {
 		t.Fatal(err)
 	}
 	m.annotateAdoption(t)
 	m.waitCRDs(t)
-	pool := m.createPool(t, DefaultNamespace, "pool1")
+	pool := m.createPool(t, manifests.DefaultNamespace, "pool1")
 	waitFor(t, "the memberlist Secret adopted", 10*time.Second, func(ctx context.Context) (bool, error) {
 		err := m.client.Get(ctx, client.ObjectKeyFromObject(secret), secret)
-		return err == nil && secret.Labels[ManagedByLabel] == ManagedBy && len(secret.OwnerReferences) == 0, err
+		return err == nil && secret.Labels[manifests.ManagedByLabel] == manifests.ManagedBy && len(secret.OwnerReferences) == 0, err
 	})
 	if err := m.client.Delete(t.Context(), pool); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the controller Deployment deleted", 10*time.Second, func(ctx context.Context) (bool, error) {
-		return m.get(t, deploymentGVK, DefaultNamespace, controllerName) == nil, nil
+		return m.get(t, objects.Deployment, manifests.DefaultNamespace, manifests.ControllerName) == nil, nil
 	})
 	m.waitGarbageCollected(t, canary)
 	if err := m.client.Get(t.Context(), client.ObjectKeyFromObject(secret), secret); err != nil {
@@ -187,7 +193,7 @@ func (m *moduleEnv) createUpstreamController(t *testing.T) *appsv1.Deployment {
 	t.Helper()
 	labels := map[string]string{"app": "metallb", "component": "controller"}
 	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: controllerName},
+		ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ControllerName},
 		Spec: appsv1.DeploymentSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
@@ -205,11 +211,11 @@ func (m *moduleEnv) createUpstreamController(t *testing.T) *appsv1.Deployment {
 // annotateAdoption lets the module take another installation's objects over.
 func (m *moduleEnv) annotateAdoption(t *testing.T) {
 	t.Helper()
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{AdoptAnnotation: "true"}}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{manifests.AdoptAnnotation: "true"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: DefaultNamespace}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: manifests.DefaultNamespace}}
 	if err := m.client.Patch(t.Context(), ns, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
@@ -32,14 +35,14 @@ func TestActivationRepairAndDeactivation(t *testing.T) {
 
 	// A pool in another namespace changes nothing, and is told why.
 	m.createPool(t, "default", "elsewhere")
-	m.waitEvent(t, "default", "elsewhere", ReasonIgnored, "IPAddressPool default/elsewhere is outside metallb-system and is ignored")
+	m.waitEvent(t, "default", "elsewhere", plan.ReasonIgnored, "IPAddressPool default/elsewhere is outside metallb-system and is ignored")
 	m.assertAbsent(t, "Deployment/controller", "DaemonSet/speaker")
 
 	// A pool in MetalLB's namespace brings MetalLB: a speaker on every node.
-	pool := m.createPool(t, DefaultNamespace, "pool1")
+	pool := m.createPool(t, manifests.DefaultNamespace, "pool1")
 	m.waitSpeakers(t, 3)
 	key := m.memberlistKey(t)
-	m.waitEvent(t, DefaultNamespace, memberlistSecret, "MemberlistKeyGenerated", "Generated the speakers' memberlist key")
+	m.waitEvent(t, manifests.DefaultNamespace, manifests.MemberlistSecret, "MemberlistKeyGenerated", "Generated the speakers' memberlist key")
 
 	m.assertDriftRepaired(t)
 	newKey := m.assertMemberlistRestored(t, key)
@@ -51,15 +54,15 @@ func TestActivationRepairAndDeactivation(t *testing.T) {
 	}
 	waitFor(t, "MetalLB deactivated", 10*time.Second, func(ctx context.Context) (bool, error) {
 		var services corev1.ServiceList
-		err := m.client.List(ctx, &services, client.InNamespace(DefaultNamespace))
+		err := m.client.List(ctx, &services, client.InNamespace(manifests.DefaultNamespace))
 		return err == nil && len(services.Items) == 0 &&
-			m.get(t, deploymentGVK, DefaultNamespace, controllerName) == nil &&
-			m.get(t, daemonSetGVK, DefaultNamespace, speakerName) == nil, err
+			m.get(t, objects.Deployment, manifests.DefaultNamespace, manifests.ControllerName) == nil &&
+			m.get(t, objects.DaemonSet, manifests.DefaultNamespace, manifests.SpeakerName) == nil, err
 	})
 	if n := m.crdCount(t.Context()); n != 9 {
 		t.Errorf("%d of MetalLB's 9 CRDs left after deactivation", n)
 	}
-	if m.get(t, poolGVK, "default", "elsewhere") == nil {
+	if m.get(t, manifests.IPAddressPoolKind, "default", "elsewhere") == nil {
 		t.Error("the pool in the default namespace was deleted")
 	}
 	if got := m.memberlistKey(t); got != newKey {
@@ -67,7 +70,7 @@ func TestActivationRepairAndDeactivation(t *testing.T) {
 	}
 
 	// Back again: the same key.
-	m.createPool(t, DefaultNamespace, "pool2")
+	m.createPool(t, manifests.DefaultNamespace, "pool2")
 	m.waitSpeakers(t, 3)
 	if got := m.memberlistKey(t); got != newKey {
 		t.Error("reactivation did not reuse the memberlist key")
@@ -78,25 +81,25 @@ func TestActivationRepairAndDeactivation(t *testing.T) {
 // image: both come back as rendered.
 func (m *moduleEnv) assertDriftRepaired(t *testing.T) {
 	t.Helper()
-	ds := m.get(t, daemonSetGVK, DefaultNamespace, speakerName)
+	ds := m.get(t, objects.DaemonSet, manifests.DefaultNamespace, manifests.SpeakerName)
 	if err := m.client.Delete(t.Context(), ds); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
 	waitFor(t, "the speaker DaemonSet restored", 5*time.Second, func(context.Context) (bool, error) {
-		o := m.get(t, daemonSetGVK, DefaultNamespace, speakerName)
+		o := m.get(t, objects.DaemonSet, manifests.DefaultNamespace, manifests.SpeakerName)
 		return o != nil && o.GetUID() != ds.GetUID(), nil
 	})
 	t.Logf("deleted speaker DaemonSet restored in %s", time.Since(start).Round(time.Millisecond))
 
 	edit := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"controller","image":"registry.example.com/not-metallb:1"}]}}}}`)
-	dep := m.get(t, deploymentGVK, DefaultNamespace, controllerName)
+	dep := m.get(t, objects.Deployment, manifests.DefaultNamespace, manifests.ControllerName)
 	if err := m.client.Patch(t.Context(), dep, client.RawPatch(types.StrategicMergePatchType, edit), client.FieldOwner("kubectl-edit")); err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()
 	waitFor(t, "the controller image restored", 5*time.Second, func(context.Context) (bool, error) {
-		o := m.get(t, deploymentGVK, DefaultNamespace, controllerName)
+		o := m.get(t, objects.Deployment, manifests.DefaultNamespace, manifests.ControllerName)
 		return strings.Contains(containerImage(o), "quay.io/metallb/controller:"), nil
 	})
 	t.Logf("edited controller image restored in %s", time.Since(start).Round(time.Millisecond))
@@ -107,10 +110,10 @@ func (m *moduleEnv) assertDriftRepaired(t *testing.T) {
 // about it. It returns the new key.
 func (m *moduleEnv) assertMemberlistRestored(t *testing.T, key string) string {
 	t.Helper()
-	if err := m.client.Delete(t.Context(), m.get(t, secretGVK, DefaultNamespace, memberlistSecret)); err != nil {
+	if err := m.client.Delete(t.Context(), m.get(t, objects.Secret, manifests.DefaultNamespace, manifests.MemberlistSecret)); err != nil {
 		t.Fatal(err)
 	}
-	m.waitEvent(t, DefaultNamespace, memberlistSecret, "MemberlistKeyRegenerated", "kubectl rollout restart daemonset/speaker -n metallb-system")
+	m.waitEvent(t, manifests.DefaultNamespace, manifests.MemberlistSecret, "MemberlistKeyRegenerated", "kubectl rollout restart daemonset/speaker -n metallb-system")
 	newKey := m.memberlistKey(t)
 	if newKey == key {
 		t.Error("the restored memberlist Secret has the deleted one's key")
@@ -133,8 +136,8 @@ func containerImage(o *unstructured.Unstructured) string {
 func (m *moduleEnv) waitSpeakers(t *testing.T, n int64) {
 	t.Helper()
 	waitFor(t, "speakers on every node", 30*time.Second, func(context.Context) (bool, error) {
-		ds := m.get(t, daemonSetGVK, DefaultNamespace, "speaker")
-		if ds == nil || m.get(t, deploymentGVK, DefaultNamespace, "controller") == nil {
+		ds := m.get(t, objects.DaemonSet, manifests.DefaultNamespace, "speaker")
+		if ds == nil || m.get(t, objects.Deployment, manifests.DefaultNamespace, "controller") == nil {
 			return false, nil
 		}
 		ready, _, _ := unstructured.NestedInt64(ds.Object, "status", "numberReady")
@@ -146,7 +149,7 @@ func (m *moduleEnv) memberlistKey(t testing.TB) string {
 	t.Helper()
 	var key string
 	waitFor(t, "the memberlist Secret", 10*time.Second, func(context.Context) (bool, error) {
-		s := m.get(t, secretGVK, DefaultNamespace, "memberlist")
+		s := m.get(t, objects.Secret, manifests.DefaultNamespace, "memberlist")
 		if s == nil {
 			return false, nil
 		}
@@ -180,7 +183,7 @@ func (m *moduleEnv) crdCount(ctx context.Context) int {
 	return n
 }
 
-var gvkOfKind = map[string]schema.GroupVersionKind{"Deployment": deploymentGVK, "DaemonSet": daemonSetGVK, "Secret": secretGVK}
+var gvkOfKind = map[string]schema.GroupVersionKind{"Deployment": objects.Deployment, "DaemonSet": objects.DaemonSet, "Secret": objects.Secret}
 
 // assertAbsent checks, once the module has nothing left to do, that none of
 // the objects ("Kind/name" in MetalLB's namespace) exists.
@@ -189,7 +192,7 @@ func (m *moduleEnv) assertAbsent(t *testing.T, objects ...string) {
 	settle(t, m)
 	for _, o := range objects {
 		kind, name, _ := strings.Cut(o, "/")
-		if m.get(t, gvkOfKind[kind], DefaultNamespace, name) != nil {
+		if m.get(t, gvkOfKind[kind], manifests.DefaultNamespace, name) != nil {
 			t.Fatalf("%s exists, but MetalLB was not asked for", o)
 		}
 	}

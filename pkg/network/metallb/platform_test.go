@@ -2,7 +2,6 @@ package metallb
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,41 +14,11 @@ import (
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/apply"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
-
-func TestPlatformOfNodes(t *testing.T) {
-	for _, tc := range []struct {
-		providerIDs []string
-		want        string
-	}{
-		{nil, "None"},
-		{[]string{"", ""}, "None"},
-		{[]string{"kind://docker/kind/kind-control-plane"}, "BareMetal"},
-		{[]string{"k3s://node1", ""}, "BareMetal"},
-		{[]string{"metal3://openshift-machine-api/worker-0/abc"}, "BareMetal"},
-		{[]string{"aws:///us-east-1a/i-0123456789abcdef0"}, "AWS"},
-		{[]string{"", "gce://project/us-central1-a/node-1"}, "GCP"},
-		{[]string{"kind://docker/kind/n1", "azure:///subscriptions/x/vm"}, "Azure"},
-		{[]string{"vsphere://4211c5a1-7f2f-4d8a"}, "VSphere"},
-		{[]string{"someprovider://x"}, "External"},
-		{[]string{"kind://docker/kind/n1", "someprovider://x", "aws:///us-east-1a/i-0"}, "External"},
-	} {
-		var nodes []NodeProvider
-		for i, id := range tc.providerIDs {
-			nodes = append(nodes, NodeProvider{Name: string(rune('a' + i)), ProviderID: id})
-		}
-		got := platformOfNodes(nodes)
-		if got.Type != tc.want {
-			t.Errorf("provider IDs %q: platform %s (%s), want %s", tc.providerIDs, got.Type, got.Source, tc.want)
-		}
-		// The store lists nodes in no order: the node named is the same.
-		slices.Reverse(nodes)
-		if reversed := platformOfNodes(nodes); reversed != got {
-			t.Errorf("provider IDs %q in reverse: %+v, in order: %+v", tc.providerIDs, reversed, got)
-		}
-	}
-}
 
 // On kwok nodes with AWS provider IDs a pool deploys nothing, and says why and
 // how to override; when the nodes are replaced by bare-metal ones MetalLB
@@ -61,17 +30,17 @@ func TestCloudNodesDeployNothing(t *testing.T) {
 	}
 	m := startModule(t, testenv.Options{Kwok: true, Nodes: aws}, testOptions())
 	m.installCRDs(t) // as the operator did before the nodes changed, or a user did by hand
-	m.createPool(t, DefaultNamespace, "pool1")
-	m.waitEvent(t, DefaultNamespace, "pool1", ReasonPlatformNotSupported,
+	m.createPool(t, manifests.DefaultNamespace, "pool1")
+	m.waitEvent(t, manifests.DefaultNamespace, "pool1", plan.ReasonPlatformNotSupported,
 		"the platform is AWS (from node kwok-0's provider ID aws:///us-east-1a/i-000kwok-0), and the operator deploys MetalLB only on BareMetal, None. To deploy it anyway, start the operator with --platform=BareMetal")
 	m.assertAbsent(t, "Deployment/controller", "DaemonSet/speaker")
 
 	// The tuning object says so too.
-	if err := m.client.Create(t.Context(), &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName}}); err != nil {
+	if err := m.client.Create(t.Context(), &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName}}); err != nil {
 		t.Fatal(err)
 	}
 	c := m.waitDegraded(t, clusterObject, isTrue)
-	if c.Reason != ReasonPlatformNotSupported || !strings.Contains(c.Message, "--platform=BareMetal") {
+	if c.Reason != plan.ReasonPlatformNotSupported || !strings.Contains(c.Message, "--platform=BareMetal") {
 		t.Errorf("Degraded %s %q does not say the platform is not supported and how to override", c.Reason, c.Message)
 	}
 
@@ -93,7 +62,7 @@ func TestPlatformOverride(t *testing.T) {
 	opts.Platform = "BareMetal"
 	m := startModule(t, testenv.Options{Kwok: true, Nodes: []testenv.Node{{Name: "n0", InternalIP: "192.0.2.10", ProviderID: "aws:///us-east-1a/i-0"}}}, opts)
 	m.waitCRDs(t)
-	m.createPool(t, DefaultNamespace, "pool1")
+	m.createPool(t, manifests.DefaultNamespace, "pool1")
 	m.waitSpeakerDaemonSet(t)
 }
 
@@ -111,15 +80,15 @@ func TestInfrastructurePlatform(t *testing.T) {
 	if err := InstallAPI(ctx, m.client); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: DefaultNamespace}}); err != nil {
+	if err := m.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: manifests.DefaultNamespace}}); err != nil {
 		t.Fatal(err)
 	}
 	m.run(t, testOptions())
-	if err := m.client.Create(ctx, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName}}); err != nil {
+	if err := m.client.Create(ctx, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName}}); err != nil {
 		t.Fatal(err)
 	}
 	c := m.waitDegraded(t, clusterObject, isTrue)
-	if c.Reason != ReasonPlatformNotSupported || !strings.Contains(c.Message, "the platform is AWS (from Infrastructure cluster)") {
+	if c.Reason != plan.ReasonPlatformNotSupported || !strings.Contains(c.Message, "the platform is AWS (from Infrastructure cluster)") {
 		t.Errorf("Degraded %s %q does not name the Infrastructure's platform", c.Reason, c.Message)
 	}
 	m.assertAbsent(t, "Deployment/controller")
@@ -172,8 +141,17 @@ func (m *moduleEnv) installInfrastructure(t *testing.T, platform configv1.Platfo
 // installCRDs applies MetalLB's CRDs, as the operator renders them.
 func (m *moduleEnv) installCRDs(t *testing.T) {
 	t.Helper()
-	crds := onlyKinds(scenarios[0].render(t), "CustomResourceDefinition")
-	if _, err := (&apply.Applier{Client: m.client, FieldOwner: FieldOwner}).Apply(t.Context(), crds); err != nil {
+	objs, err := manifests.Render(manifests.Settings{Environment: testOptions().Environment}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crds []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GroupVersionKind() == objects.CustomResourceDefinition {
+			crds = append(crds, o)
+		}
+	}
+	if _, err := (&apply.Applier{Client: m.client, FieldOwner: manifests.FieldOwner}).Apply(t.Context(), crds); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -189,7 +167,7 @@ func (m *moduleEnv) waitCRDs(t testing.TB) {
 func (m *moduleEnv) waitSpeakerDaemonSet(t testing.TB) {
 	t.Helper()
 	waitFor(t, "the speaker DaemonSet", 30*time.Second, func(context.Context) (bool, error) {
-		return m.get(t, daemonSetGVK, DefaultNamespace, "speaker") != nil &&
-			m.get(t, deploymentGVK, DefaultNamespace, "controller") != nil, nil
+		return m.get(t, objects.DaemonSet, manifests.DefaultNamespace, "speaker") != nil &&
+			m.get(t, objects.Deployment, manifests.DefaultNamespace, "controller") != nil, nil
 	})
 }

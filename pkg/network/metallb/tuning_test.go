@@ -14,29 +14,31 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
-var clusterObject = client.ObjectKey{Namespace: DefaultNamespace, Name: ObjectName}
+var clusterObject = client.ObjectKey{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName}
 
 // Only metallb-system/metallb counts: others are told so and change nothing.
 func TestOtherMetalLBObjectsAreIgnored(t *testing.T) {
 	m := startModule(t, testenv.Options{}, testOptions())
 	ctx := t.Context()
-	if err := m.client.Create(ctx, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName}}); err != nil {
+	if err := m.client.Create(ctx, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName}}); err != nil {
 		t.Fatal(err)
 	}
 	m.waitDegraded(t, clusterObject, isFalse)
 	before := m.workloads(t)
 
-	for _, key := range []client.ObjectKey{{Namespace: DefaultNamespace, Name: "second"}, {Namespace: "default", Name: ObjectName}} {
+	for _, key := range []client.ObjectKey{{Namespace: manifests.DefaultNamespace, Name: "second"}, {Namespace: "default", Name: manifests.ObjectName}} {
 		obj := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
 			Spec: v1beta1.MetalLBSpec{LogLevel: v1beta1.LogLevelError}}
 		if err := m.client.Create(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
 		c := m.waitDegraded(t, key, isTrue)
-		if c.Reason != ReasonIgnored || !strings.Contains(c.Message, `only the MetalLB named "metallb" in namespace "metallb-system"`) {
+		if c.Reason != plan.ReasonIgnored || !strings.Contains(c.Message, `only the MetalLB named "metallb" in namespace "metallb-system"`) {
 			t.Errorf("%s: Degraded %s %q does not say why it is ignored", key, c.Reason, c.Message)
 		}
 	}
@@ -92,7 +94,7 @@ func (m *moduleEnv) workloads(t *testing.T) string {
 		obj := &unstructured.Unstructured{}
 		obj.SetAPIVersion("apps/v1")
 		obj.SetKind(k)
-		if err := m.client.Get(t.Context(), client.ObjectKey{Namespace: DefaultNamespace, Name: name}, obj); err != nil {
+		if err := m.client.Get(t.Context(), client.ObjectKey{Namespace: manifests.DefaultNamespace, Name: name}, obj); err != nil {
 			t.Fatal(err)
 		}
 		b, err := json.Marshal(obj.Object)

@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
@@ -48,7 +50,7 @@ func TestUpgradeAcrossOperatorRestarts(t *testing.T) {
 // release returns the module's options for a release: its version and images.
 func release(version string) Options {
 	opts := testOptions()
-	opts.Images = Images{
+	opts.Images = manifests.Images{
 		Controller:     "registry.example.com/metallb/controller:" + version,
 		Speaker:        "registry.example.com/metallb/speaker:" + version,
 		ReleaseVersion: version,
@@ -62,7 +64,7 @@ var updatedMessage = regexp.MustCompile(`speaker: (\d+) of 50 nodes updated`)
 // when the number of updated speakers reaches each of restartAt.
 func upgradeStory(t *testing.T, maxUnavailable intstr.IntOrString, restartAt []int) {
 	m := startModule(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(upgradeNodes)}, release("A"))
-	obj := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName},
+	obj := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName},
 		Spec: v1beta1.MetalLBSpec{SpeakerConfig: &v1beta1.SpeakerConfig{MaxUnavailable: &maxUnavailable}}}
 	if err := m.client.Create(t.Context(), obj); err != nil {
 		t.Fatal(err)
@@ -192,13 +194,13 @@ func (m *moduleEnv) reportedVersion(t *testing.T) string {
 // version runs on every node.
 func (m *moduleEnv) assertAllSpeakers(t *testing.T, version string) {
 	t.Helper()
-	pods, err := kubernetes.NewForConfigOrDie(m.Config).CoreV1().Pods(DefaultNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "component=speaker"})
+	pods, err := kubernetes.NewForConfigOrDie(m.Config).CoreV1().Pods(manifests.DefaultNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "component=speaker"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	nodes := map[string]bool{}
 	for _, p := range pods.Items {
-		if podReady(&p) && strings.HasSuffix(p.Spec.Containers[0].Image, ":"+version) && p.DeletionTimestamp == nil {
+		if status.PodReady(&p) && strings.HasSuffix(p.Spec.Containers[0].Image, ":"+version) && p.DeletionTimestamp == nil {
 			nodes[p.Spec.NodeName] = true
 		}
 	}
@@ -224,7 +226,7 @@ func (m *moduleEnv) watchUpgrade(t testing.TB) *upgradeWatch {
 	t.Helper()
 	ctx := t.Context()
 	c := kubernetes.NewForConfigOrDie(m.Config)
-	pods, err := c.CoreV1().Pods(DefaultNamespace).List(ctx, metav1.ListOptions{LabelSelector: "component=speaker"})
+	pods, err := c.CoreV1().Pods(manifests.DefaultNamespace).List(ctx, metav1.ListOptions{LabelSelector: "component=speaker"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,8 +240,8 @@ func (m *moduleEnv) watchUpgrade(t testing.TB) *upgradeWatch {
 		}
 		return wi
 	}
-	w.pods = must(c.CoreV1().Pods(DefaultNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: "component=speaker", ResourceVersion: pods.ResourceVersion}))
-	w.daemonSets = must(c.AppsV1().DaemonSets(DefaultNamespace).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=speaker"}))
+	w.pods = must(c.CoreV1().Pods(manifests.DefaultNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: "component=speaker", ResourceVersion: pods.ResourceVersion}))
+	w.daemonSets = must(c.AppsV1().DaemonSets(manifests.DefaultNamespace).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=speaker"}))
 	wc, err := clientWithWatch(m.Env)
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +261,7 @@ func (w *upgradeWatch) stop() {
 func (w *upgradeWatch) update(t watch.EventType, pod *corev1.Pod) (changed bool) {
 	_, known := w.speakers[pod.UID]
 	w.history[pod.Spec.NodeName] = append(w.history[pod.Spec.NodeName], fmt.Sprintf("%s %s %s ready=%v deleting=%v",
-		t, pod.Name, pod.Spec.Containers[0].Image, podReady(pod), pod.DeletionTimestamp != nil))
+		t, pod.Name, pod.Spec.Containers[0].Image, status.PodReady(pod), pod.DeletionTimestamp != nil))
 	if t == watch.Deleted {
 		delete(w.speakers, pod.UID)
 		return true
@@ -305,8 +307,8 @@ func (w *upgradeWatch) checkSpeakersAfterController(t *testing.T, m *moduleEnv, 
 	if ds.Generation == w.speakerDS.Generation {
 		return
 	}
-	d := m.get(t, deploymentGVK, DefaultNamespace, controllerName)
-	if c := status.RolloutOf(d, ReleaseVersionAnnotation); c.Version != version || !c.Done() {
+	d := m.get(t, objects.Deployment, manifests.DefaultNamespace, manifests.ControllerName)
+	if c := status.RolloutOf(d, manifests.ReleaseVersionAnnotation); c.Version != version || !c.Done() {
 		t.Fatalf("the speaker DaemonSet changed before the controller rolled out %s: %s", version, c.Message())
 	}
 }
@@ -329,7 +331,7 @@ func describeStrategy(s appsv1.DaemonSetUpdateStrategy) string {
 func (w *upgradeWatch) recordDown() {
 	ready := map[string]bool{}
 	for _, p := range w.speakers {
-		if p.Spec.NodeName != "" && podReady(p) {
+		if p.Spec.NodeName != "" && status.PodReady(p) {
 			ready[p.Spec.NodeName] = true
 		}
 	}
@@ -370,7 +372,7 @@ func (w *upgradeWatch) assertPace(t *testing.T, maxUnavailable int) {
 func (w *upgradeWatch) updated(version string) int {
 	n := 0
 	for _, p := range w.speakers {
-		if strings.HasSuffix(p.Spec.Containers[0].Image, ":"+version) && podReady(p) {
+		if strings.HasSuffix(p.Spec.Containers[0].Image, ":"+version) && status.PodReady(p) {
 			n++
 		}
 	}
@@ -380,7 +382,7 @@ func (w *upgradeWatch) updated(version string) int {
 func (w *upgradeWatch) describe() string {
 	counts := map[string]int{}
 	for _, p := range w.speakers {
-		counts[fmt.Sprintf("%s ready=%v", p.Spec.Containers[0].Image, podReady(p))]++
+		counts[fmt.Sprintf("%s ready=%v", p.Spec.Containers[0].Image, status.PodReady(p))]++
 	}
 	return fmt.Sprint(counts)
 }

@@ -3,7 +3,6 @@ package nodeaddress
 import (
 	"bytes"
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -11,19 +10,13 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress/decide"
+	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
 
-const (
-	// portIndex indexes LoadBalancer Services by each protocol/port they take.
-	portIndex = "nodeaddress.port"
-	// writtenAnnotation is set, on the cached copy of a Service only, to the
-	// Digest of its ingress when the mode owns it: the status itself is not
-	// kept (see keepServiceFields).
-	writtenAnnotation = "nodeaddress.networkoperator.openshift.io/written"
-	// writerAnnotation is set, on the cached copy only, to the field manager
-	// that wrote the Service's addresses when it is not the mode.
-	writerAnnotation = "nodeaddress.networkoperator.openshift.io/writer"
-)
+// portIndex indexes LoadBalancer Services by each protocol/port they take.
+const portIndex = "nodeaddress.port"
 
 // newCache is the mode's own cache: every Service and EndpointSlice of the
 // cluster, of each only what the mode reads. It is not the manager's, whose
@@ -44,15 +37,13 @@ func newCache(ctx context.Context, cfg *rest.Config, opts cache.Options) (cache.
 			return nil
 		}
 		var keys []string
-		for _, p := range portsOf(svc) {
-			keys = append(keys, p.key())
+		for _, p := range decide.PortsOf(svc) {
+			keys = append(keys, p.Key())
 		}
 		return keys
 	})
 	return c, err
 }
-
-func (p Port) key() string { return fmt.Sprintf("%s/%d", p.Protocol, p.Port) }
 
 // keepServiceFields keeps of a Service what the mode decides on, and, in
 // place of its status, the Digest of the ingress the mode owns: ten thousand
@@ -73,9 +64,9 @@ func keepServiceFields(obj any) (any, error) {
 		kept.Spec.Ports = append(kept.Spec.Ports, corev1.ServicePort{Protocol: p.Protocol, Port: p.Port})
 	}
 	if ownsStatus(s.ManagedFields) {
-		kept.Annotations = map[string]string{writtenAnnotation: Digest(s.Status.LoadBalancer.Ingress)}
+		kept.Annotations = map[string]string{decide.WrittenAnnotation: decide.Digest(s.Status.LoadBalancer.Ingress)}
 	} else if w := ingressWriter(s.ManagedFields); w != "" && len(s.Status.LoadBalancer.Ingress) > 0 {
-		kept.Annotations = map[string]string{writerAnnotation: w}
+		kept.Annotations = map[string]string{decide.WriterAnnotation: w}
 	}
 	return kept, nil
 }
@@ -142,10 +133,8 @@ func KeepNodeFields(obj any) (any, error) {
 	if v, excluded := n.Labels[corev1.LabelNodeExcludeBalancers]; excluded {
 		kept.Labels = map[string]string{corev1.LabelNodeExcludeBalancers: v}
 	}
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			kept.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status}}
-		}
+	if c := status.NodeReadyCondition(n); c != nil {
+		kept.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status}}
 	}
 	return kept, nil
 }

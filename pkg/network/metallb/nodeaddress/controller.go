@@ -19,7 +19,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress/decide"
+	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
+
+// FieldManager owns what the mode writes in Services' status, and nothing
+// else: applying with none of it removes only what the mode wrote.
+const FieldManager = "cluster-network-operator-node-address"
 
 // Reconciler keeps the status of each LoadBalancer Service the mode serves:
 // one request per Service.
@@ -32,7 +39,7 @@ type Reconciler struct {
 	// scope is nil until the module's first plan: before, nothing is known
 	// of what to serve, and a restarted operator must not take away what the
 	// last one wrote.
-	scope atomic.Pointer[Scope]
+	scope atomic.Pointer[decide.Scope]
 	// recheck asks for every Service: the scope or a node changed. Its one
 	// slot coalesces a burst (thousands of nodes at start) into one pass.
 	recheck chan event.TypedGenericEvent[struct{}]
@@ -45,12 +52,12 @@ type Reconciler struct {
 type eligibleNodes struct {
 	gen         uint64
 	addressType string
-	nodes       []Node
+	nodes       []decide.Node
 }
 
-// Add registers the mode with the manager; it does nothing until SetScope
+// add registers the mode with the manager; it does nothing until SetScope
 // says what it may serve.
-func Add(mgr ctrl.Manager) (*Reconciler, error) {
+func add(mgr ctrl.Manager) (*Reconciler, error) {
 	// The context only bounds the wait for an informer the cache has started:
 	// this one has not.
 	c, err := newCache(context.Background(), mgr.GetConfig(), cache.Options{HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
@@ -75,7 +82,7 @@ func Add(mgr ctrl.Manager) (*Reconciler, error) {
 
 // SetScope changes what the mode serves; every Service is looked at again
 // when it changed.
-func (r *Reconciler) SetScope(s Scope) {
+func (r *Reconciler) SetScope(s decide.Scope) {
 	if old := r.scope.Swap(&s); old == nil || *old != s {
 		r.recheckAll()
 	}
@@ -92,8 +99,10 @@ type serviceQueue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 // serviceHandler asks for the Service itself, and, when it leaves or changes
 // its ports or what it holds, for the Services that share a port with it: one
-// of them may win what it held, or lose what it now holds. A new Service takes nothing from those created before it,
-// only from those of the same second whose UID is greater (older).
+// of them may win what it held, or lose what it now holds. A new Service
+// takes nothing from those created before it, only from those of the same
+// second whose UID is greater: at the same second the lesser UID counts as
+// the older (decide.Older).
 func (r *Reconciler) serviceHandler() handler.TypedEventHandler[*corev1.Service, reconcile.Request] {
 	return handler.TypedFuncs[*corev1.Service, reconcile.Request]{
 		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[*corev1.Service], q serviceQueue) {
@@ -129,7 +138,7 @@ func (r *Reconciler) endpointsHandler() handler.TypedEventHandler[*discoveryv1.E
 		}
 		q.Add(reconcile.Request{NamespacedName: key})
 		svc := &corev1.Service{}
-		if r.services.Get(ctx, key, svc) == nil && local(svc) {
+		if r.services.Get(ctx, key, svc) == nil && decide.Local(svc) {
 			r.addSharers(ctx, q, svc, all)
 		}
 	}
@@ -160,7 +169,7 @@ func (r *Reconciler) nodeHandler() handler.TypedEventHandler[*corev1.Node, recon
 		CreateFunc: func(context.Context, event.TypedCreateEvent[*corev1.Node], serviceQueue) { changed() },
 		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[*corev1.Node], _ serviceQueue) {
 			o, n := e.ObjectOld, e.ObjectNew
-			if ready(o) != ready(n) || !equality.Semantic.DeepEqual(o.Status.Addresses, n.Status.Addresses) ||
+			if status.NodeReady(o) != status.NodeReady(n) || !equality.Semantic.DeepEqual(o.Status.Addresses, n.Status.Addresses) ||
 				!equality.Semantic.DeepEqual(o.Labels, n.Labels) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) {
 				changed()
 			}

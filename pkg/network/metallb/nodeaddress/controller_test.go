@@ -17,15 +17,16 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/bmlb/cluster-network-operator/pkg/operator"
+	"github.com/bmlb/cluster-network-operator/pkg/status/publish"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress/decide"
 )
 
 // What the mode writes, against a real API server with two kwok nodes: its
@@ -43,22 +44,22 @@ func TestStatusWrites(t *testing.T) {
 	r := startMode(t, env)
 	both := []string{"192.0.2.10", "192.0.2.11"}
 
-	r.SetScope(Scope{Enabled: true})
-	createLB(t, cs, "classed", Class, 80)
+	r.SetScope(decide.Scope{Enabled: true})
+	createLB(t, cs, "classed", decide.Class, 80)
 	createLB(t, cs, "unclassed", "", 81)
 	createLB(t, cs, "foreign", "example.com/other", 82)
 	setStatusAs(t, cs, "unclassed", "another-lb", "203.0.113.5")
 	waitAddresses(t, cs, "classed", both)
 	assertAddresses(t, cs, "unclassed", []string{"203.0.113.5"})
 
-	r.SetScope(Scope{Enabled: true, Unclassed: true})
+	r.SetScope(decide.Scope{Enabled: true, Unclassed: true})
 	waitEvent(t, cs, "unclassed", "AddressedElsewhere")
 	assertAddresses(t, cs, "unclassed", []string{"203.0.113.5"})
 	releaseStatusAs(t, cs, "unclassed", "another-lb")
 	waitAddresses(t, cs, "unclassed", both)
 	setConditionAs(t, cs, "unclassed", "another-lb")
 
-	r.SetScope(Scope{Enabled: true})
+	r.SetScope(decide.Scope{Enabled: true})
 	waitAddresses(t, cs, "unclassed", nil)
 	if svc, err := cs.CoreV1().Services("default").Get(t.Context(), "unclassed", metav1.GetOptions{}); err != nil || len(svc.Status.Conditions) != 1 {
 		t.Errorf("another manager's condition went with the mode's addresses: %v, %v", err, svc.Status)
@@ -90,14 +91,14 @@ func TestConflictsFollowWhatIsHeld(t *testing.T) {
 	}
 	env := testenv.New(t, testenv.Options{Kwok: true, Nodes: testenv.Nodes(1)})
 	cs := kubernetes.NewForConfigOrDie(env.Config)
-	startMode(t, env).SetScope(Scope{Enabled: true})
+	startMode(t, env).SetScope(decide.Scope{Enabled: true})
 	node := []string{"192.0.2.10"}
-	createLB(t, cs, "oldest", Class, 80)
+	createLB(t, cs, "oldest", decide.Class, 80)
 	waitAddresses(t, cs, "oldest", node)
 	afterCreationSecondOf(t, cs, "oldest")
-	createLB(t, cs, "middle", Class, 80, 443)
+	createLB(t, cs, "middle", decide.Class, 80, 443)
 	afterCreationSecondOf(t, cs, "middle")
-	createLB(t, cs, "youngest", Class, 443)
+	createLB(t, cs, "youngest", decide.Class, 443)
 	waitAddresses(t, cs, "youngest", node)
 	waitAddresses(t, cs, "middle", []string{""}) // the entry that lists its lost ports
 
@@ -131,8 +132,8 @@ func TestRestartKeepsAddresses(t *testing.T) {
 	env := testenv.New(t, testenv.Options{Kwok: true, Nodes: testenv.Nodes(2)})
 	cs := kubernetes.NewForConfigOrDie(env.Config)
 	first, stop := startModeStoppable(t, env)
-	first.SetScope(Scope{Enabled: true})
-	createLB(t, cs, "classed", Class, 80)
+	first.SetScope(decide.Scope{Enabled: true})
+	createLB(t, cs, "classed", decide.Class, 80)
 	waitAddresses(t, cs, "classed", []string{"192.0.2.10", "192.0.2.11"})
 	stop()
 	written := resourceVersion(t, cs, "classed")
@@ -144,7 +145,7 @@ func TestRestartKeepsAddresses(t *testing.T) {
 		t.Fatalf("the Service was written (resourceVersion %s, then %s) before the mode had a scope", written, rv)
 	}
 	before = reconciles(t)
-	second.SetScope(Scope{Enabled: true})
+	second.SetScope(decide.Scope{Enabled: true})
 	waitReconciles(t, before+1) // seen again, with the scope
 	if rv := resourceVersion(t, cs, "classed"); rv != written {
 		t.Errorf("the Service was written again (resourceVersion %s, then %s) with the same addresses", written, rv)
@@ -205,21 +206,29 @@ func startMode(t *testing.T, env *testenv.Env) *Reconciler {
 // startModeStoppable is startMode, with a function that stops the manager.
 func startModeStoppable(t *testing.T, env *testenv.Env) (*Reconciler, func()) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 scheme.Scheme,
+	mode := NewModule()
+	s, err := operator.NewScheme(mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mo := ctrl.Options{
+		Scheme:                 s,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Logger:                 testr.NewWithOptions(t, testr.Options{Verbosity: 1}),
 		Controller:             config.Controller{SkipNameValidation: new(true)},
-		Cache:                  cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Node{}: {Transform: KeepNodeFields}}},
-	})
+	}
+	if err := mode.ConfigureManager(&mo); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(env.Config, mo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Add(mgr)
-	if err != nil {
+	if err := mode.Add(mgr, publish.Reporter{}); err != nil {
 		t.Fatal(err)
 	}
+	r := mode.r
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

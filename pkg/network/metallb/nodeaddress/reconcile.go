@@ -13,6 +13,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress/decide"
 )
 
 // Reconcile works out one Service's addresses and writes them when they
@@ -27,39 +29,39 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.services.Get(ctx, req.NamespacedName, svc); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	var d Decision
+	var d decide.Decision
 	if scope.Serves(svc) {
 		var err error
-		if d, err = r.decide(ctx, svc, *scope); err != nil {
+		if d, err = r.addressesOf(ctx, svc, *scope); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
 	return reconcile.Result{}, r.act(ctx, svc, d)
 }
 
-// decide reads what the Service's decision needs and makes it.
-func (r *Reconciler) decide(ctx context.Context, svc *corev1.Service, scope Scope) (Decision, error) {
+// addressesOf reads what the Service's decision needs and makes it.
+func (r *Reconciler) addressesOf(ctx context.Context, svc *corev1.Service, scope decide.Scope) (decide.Decision, error) {
 	eligible, err := r.eligibleNodes(ctx, scope)
 	if err != nil {
-		return Decision{}, err
+		return decide.Decision{}, err
 	}
 	wanted, err := r.published(ctx, svc, eligible)
 	if err != nil {
-		return Decision{}, err
+		return decide.Decision{}, err
 	}
 	rivals, err := r.rivals(ctx, svc, scope, eligible)
 	if err != nil {
-		return Decision{}, err
+		return decide.Decision{}, err
 	}
-	return DecideAmong(svc, wanted, rivals), nil
+	return decide.AddressesAmong(svc, wanted, rivals), nil
 }
 
 // rivals are the older Services the mode serves that share a port with the
 // Service, and, in turn, those older still that share one with them: what
 // an older rival holds depends on its own rivals.
-func (r *Reconciler) rivals(ctx context.Context, svc *corev1.Service, scope Scope, eligible []Node) ([]Rival, error) {
+func (r *Reconciler) rivals(ctx context.Context, svc *corev1.Service, scope decide.Scope, eligible []decide.Node) ([]decide.Rival, error) {
 	seen := map[types.UID]bool{svc.UID: true}
-	var out []Rival
+	var out []decide.Rival
 	for next := []*corev1.Service{svc}; len(next) > 0; {
 		s := next[0]
 		next = next[1:]
@@ -68,7 +70,7 @@ func (r *Reconciler) rivals(ctx context.Context, svc *corev1.Service, scope Scop
 			return nil, err
 		}
 		for _, x := range sharers {
-			if seen[x.UID] || !older(x, s) || !scope.Serves(x) {
+			if seen[x.UID] || !decide.Older(x, s) || !scope.Serves(x) {
 				continue
 			}
 			seen[x.UID] = true
@@ -76,7 +78,7 @@ func (r *Reconciler) rivals(ctx context.Context, svc *corev1.Service, scope Scop
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, Rival{Service: x, Addresses: addrs})
+			out = append(out, decide.Rival{Service: x, Addresses: addrs})
 			next = append(next, x)
 		}
 	}
@@ -85,19 +87,19 @@ func (r *Reconciler) rivals(ctx context.Context, svc *corev1.Service, scope Scop
 
 // act writes the Service's ingress for the decision, unless the mode wrote
 // it already, and tells each loss with a Warning Event on the Service.
-func (r *Reconciler) act(ctx context.Context, svc *corev1.Service, d Decision) error {
-	ingress := Ingress(d)
-	write, writer := nextWrite(svc, ingress)
+func (r *Reconciler) act(ctx context.Context, svc *corev1.Service, d decide.Decision) error {
+	ingress := decide.Ingress(d)
+	write, writer := decide.NextWrite(svc, ingress)
 	if writer != "" {
 		r.events.Eventf(svc, nil, corev1.EventTypeWarning, "AddressedElsewhere", "AssignNodeAddress",
 			"The node-address mode leaves this Service's addresses to %s, which wrote them. To have the mode serve it, give it the loadBalancerClass %s; to leave Services with no class to %s, set spec.nodeAddress.mode: Disabled on the MetalLB object",
-			writer, Class, writer)
+			writer, decide.Class, writer)
 	}
 	if !write {
 		return nil
 	}
 	// Forced: the only other writer it may replace is one of its own
-	// class's (nextWrite).
+	// class's (decide.NextWrite).
 	err := r.client.Status().Apply(ctx, statusApply(svc, ingress), client.FieldOwner(FieldManager), client.ForceOwnership)
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -114,7 +116,7 @@ func (r *Reconciler) act(ctx context.Context, svc *corev1.Service, d Decision) e
 	return nil
 }
 
-func portList(ports []Port) string {
+func portList(ports []decide.Port) string {
 	s := make([]string, len(ports))
 	for i, p := range ports {
 		s[i] = fmt.Sprintf("%d/%s", p.Port, p.Protocol)
@@ -123,15 +125,15 @@ func portList(ports []Port) string {
 }
 
 // published is the addresses the Service would publish with no rival.
-func (r *Reconciler) published(ctx context.Context, svc *corev1.Service, eligible []Node) ([]netip.Addr, error) {
+func (r *Reconciler) published(ctx context.Context, svc *corev1.Service, eligible []decide.Node) ([]netip.Addr, error) {
 	var endpointNodes map[string]bool
-	if local(svc) {
+	if decide.Local(svc) {
 		var err error
 		if endpointNodes, err = r.endpointNodes(ctx, svc); err != nil {
 			return nil, err
 		}
 	}
-	return Published(svc, eligible, endpointNodes), nil
+	return decide.Published(svc, eligible, endpointNodes), nil
 }
 
 // endpointNodes is the nodes where the Service has a ready endpoint.
@@ -157,9 +159,9 @@ func (r *Reconciler) endpointNodes(ctx context.Context, svc *corev1.Service) (ma
 func (r *Reconciler) sharers(ctx context.Context, svc *corev1.Service) ([]*corev1.Service, error) {
 	seen := map[string]bool{string(svc.UID): true}
 	var out []*corev1.Service
-	for _, p := range portsOf(svc) {
+	for _, p := range decide.PortsOf(svc) {
 		var list corev1.ServiceList
-		if err := r.services.List(ctx, &list, client.MatchingFields{portIndex: p.key()}); err != nil {
+		if err := r.services.List(ctx, &list, client.MatchingFields{portIndex: p.Key()}); err != nil {
 			return nil, err
 		}
 		for i := range list.Items {
@@ -174,7 +176,7 @@ func (r *Reconciler) sharers(ctx context.Context, svc *corev1.Service) ([]*corev
 
 // eligibleNodes returns the eligible nodes, worked out again only after a
 // Node change that counts (nodeHandler) or a change of address type.
-func (r *Reconciler) eligibleNodes(ctx context.Context, scope Scope) ([]Node, error) {
+func (r *Reconciler) eligibleNodes(ctx context.Context, scope decide.Scope) ([]decide.Node, error) {
 	gen := r.nodesGen.Load()
 	r.mu.Lock()
 	e := r.eligible
@@ -190,7 +192,7 @@ func (r *Reconciler) eligibleNodes(ctx context.Context, scope Scope) ([]Node, er
 	for i := range list.Items {
 		nodes[i] = &list.Items[i]
 	}
-	e = &eligibleNodes{gen: gen, addressType: string(scope.AddressType), nodes: Eligible(nodes, scope.AddressType)}
+	e = &eligibleNodes{gen: gen, addressType: string(scope.AddressType), nodes: decide.Eligible(nodes, scope.AddressType)}
 	r.mu.Lock()
 	r.eligible = e
 	r.mu.Unlock()

@@ -1,0 +1,129 @@
+package metallb
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/apply"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
+	"github.com/bmlb/cluster-network-operator/pkg/status"
+)
+
+// publish writes what the report says: the metrics, the tracking, the
+// MetalLB objects' status and the ClusterOperator, in that order, then gives
+// the Events. An error stops the writes that follow it. The transition
+// Events are given once the status they compare with (the MetalLB object's,
+// or else the ClusterOperator's) is written: a later write that fails does
+// not lose them, and one that failed does not repeat them on the next
+// reconcile.
+func (r *Reconciler) publish(ctx context.Context, s *plan.Snapshot, p *plan.Plan, report plan.Report, changes []apply.Change) error {
+	r.reporter.Record(report.Deployed, report.Rollouts, report.Conditions)
+	recorded, err := r.writeStatus(ctx, s, p, report)
+	if !recorded {
+		report.Transitions = nil // the reconcile that records them gives them
+	}
+	r.tell(p, report.Transitions, changes)
+	return err
+}
+
+// writeStatus writes what changed of the status. It tells whether the status
+// the transitions compare with is recorded.
+func (r *Reconciler) writeStatus(ctx context.Context, s *plan.Snapshot, p *plan.Plan, report plan.Report) (bool, error) {
+	if p.Tracking != nil {
+		if err := r.saveTracking(ctx, *p.Tracking, r.trackingRead(s, p)); err != nil {
+			return false, err
+		}
+	}
+	writes := p.Statuses
+	if report.MetalLB != nil {
+		writes = append(writes, plan.StatusWrite{Object: s.MetalLB, Status: report.MetalLB})
+	}
+	for _, w := range writes {
+		if err := r.patchStatus(ctx, w.Object, w.Status); err != nil {
+			return false, err
+		}
+	}
+	co := r.reporter.ClusterOperator
+	if co == nil {
+		return report.OnMetalLB, nil
+	}
+	_, err := co.Write(ctx, s.ClusterOperator, report.ClusterOperator)
+	return report.OnMetalLB || err == nil, err
+}
+
+// trackingRead returns the resourceVersion of the namespace the tracking was
+// read from, or "" when that read says nothing of the namespace as it is
+// now: it was not there, or this reconcile wrote it.
+func (r *Reconciler) trackingRead(s *plan.Snapshot, p *plan.Plan) string {
+	ns := s.OwnedObject(objects.Namespace, "", r.opts.Namespace)
+	if ns == nil || slices.ContainsFunc(p.Apply, func(o *unstructured.Unstructured) bool { return o.GroupVersionKind() == objects.Namespace }) {
+		return ""
+	}
+	return ns.GetResourceVersion()
+}
+
+// saveTracking writes the tracking to MetalLB's namespace. Given the
+// resourceVersion it was read at, it writes only over that version: a cache
+// behind the last write (as after an API server outage) gives a conflict,
+// and a reconcile that reads the newer tracking, instead of a tracking worked
+// out from the older one (with its rollout's start time lost).
+func (r *Reconciler) saveTracking(ctx context.Context, t status.Tracking, readAt string) error {
+	data, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	metadata := map[string]any{"annotations": map[string]string{manifests.TrackingAnnotation: string(data)}}
+	if readAt != "" {
+		metadata["resourceVersion"] = readAt
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": metadata})
+	if err != nil {
+		return err
+	}
+	ns := objects.Empty(objects.Namespace)
+	ns.SetName(r.opts.Namespace)
+	return r.client.Patch(ctx, ns, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(manifests.FieldOwner+"-status"))
+}
+
+// patchStatus writes a MetalLB object's status, unless the object changed
+// since it was read.
+func (r *Reconciler) patchStatus(ctx context.Context, obj *v1beta1.MetalLB, next *v1beta1.MetalLBStatus) error {
+	patch := client.MergeFromWithOptions(obj, client.MergeFromWithOptimisticLock{})
+	updated := obj.DeepCopy()
+	updated.Status = *next
+	return r.client.Status().Patch(ctx, updated, patch)
+}
+
+// tell gives the Events of a reconcile: the transitions, the OnCreate Events
+// of objects act created, and the notices not given since the last plan
+// that had them (the memory holds the last plan's notices only, so it stays
+// as small as they are).
+func (r *Reconciler) tell(p *plan.Plan, transitions []plan.Event, changes []apply.Change) {
+	events := transitions
+	for _, e := range p.OnCreate {
+		for _, c := range changes {
+			if c.Created && objects.KeyOf(c.Object) == objects.KeyOf(e.Regarding) {
+				events = append(events, e)
+			}
+		}
+	}
+	told := make(map[string]bool, len(p.Notices))
+	for _, e := range p.Notices {
+		told[e.Key()] = true
+		if !r.told[e.Key()] {
+			events = append(events, e)
+		}
+	}
+	r.told = told
+	for _, e := range events {
+		r.events.Eventf(e.Regarding, nil, e.Type, e.Reason, e.Action, "%s", plan.FitNote(e.Note))
+	}
+}

@@ -1,0 +1,47 @@
+package manifests
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bmlb/cluster-network-operator/pkg/apply"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+)
+
+// Every object of every scenario is accepted by a real kube-apiserver: schema,
+// defaulting and admission, through a server-side dry-run apply.
+func TestRenderedObjectsPassServerSideDryRun(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	c, err := client.New(env.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Custom resources need their CRDs, and namespaced objects their namespace,
+	// for real; the CRDs must become Established.
+	real := &apply.Applier{Client: c, FieldOwner: "render-test"}
+	var prerequisites []*unstructured.Unstructured
+	for _, o := range scenarios[0].render(t) {
+		if gvk := o.GroupVersionKind(); gvk == objects.CustomResourceDefinition || gvk == objects.Namespace {
+			prerequisites = append(prerequisites, o)
+		}
+	}
+	if len(prerequisites) != 11 {
+		t.Fatalf("want MetalLB's nine CRDs, ours and the namespace, got %d objects", len(prerequisites))
+	}
+	if _, err := real.Apply(t.Context(), prerequisites); err != nil {
+		t.Fatal(err)
+	}
+	dryRun := &apply.Applier{Client: c, FieldOwner: "render-test", DryRun: true}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			for _, o := range sc.render(t) {
+				if _, err := dryRun.Apply(t.Context(), []*unstructured.Unstructured{o}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,175 @@
+package manifests
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/base64"
+	"maps"
+	"strconv"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/bmlb/cluster-network-operator/bindata"
+	"github.com/bmlb/cluster-network-operator/pkg/render"
+)
+
+// data is what the templates of bindata/metallb see. Defaults and merges are
+// done here, in Go, so that the templates only place values.
+type data struct {
+	Namespace         string
+	ReleaseVersion    string
+	MetricsPort       int
+	LogLevel          string
+	LoadBalancerClass string
+	MaxUnavailable    intstr.IntOrString
+	Webhooks          bool
+	BGPBackend        string
+	FRRK8s            frrK8sData
+	// MemberlistKey is the base64 of the memberlist Secret's key, or empty to
+	// render a placeholder (for `render`, which must never print a secret).
+	MemberlistKey string
+	// MemberlistConfig is the speakers' memberlist timing file (config.json).
+	MemberlistConfig string
+	Controller       podData
+	Speaker          podData
+}
+
+// frrK8sData is what the frr-k8s templates place beyond the speakers' pod
+// settings, which frr-k8s's DaemonSet follows.
+type frrK8sData struct {
+	Image, FRRImage string
+	AlwaysBlock     []string
+	MinReadySeconds int
+}
+
+// frrK8sMinReadySeconds is how long a new frr-k8s pod must have been ready to
+// count as available: its BGP sessions are back some seconds after it is
+// ready (benchmarks.md, "The real frr-k8s").
+const frrK8sMinReadySeconds = 20
+
+type podData struct {
+	Image             string
+	NodeSelector      map[string]string
+	Tolerations       []corev1.Toleration
+	Annotations       map[string]string
+	PriorityClassName string
+	RuntimeClassName  string
+	Affinity          *corev1.Affinity
+	Resources         *corev1.ResourceRequirements
+}
+
+// Upstream's scheduling defaults, which the user's settings add to.
+var (
+	linuxNodes = map[string]string{"kubernetes.io/os": "linux"}
+	// Speakers announce from every node, control-plane nodes included.
+	controlPlaneTolerations = []corev1.Toleration{
+		{Key: "node-role.kubernetes.io/master", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+		{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	}
+	scrapeAnnotations = map[string]string{"prometheus.io/port": strconv.Itoa(metricsPort), "prometheus.io/scrape": "true"}
+)
+
+// podDefaults are what the operator gives MetalLB's pods, as the CNO gives
+// its operands, unless the MetalLB object sets them: a priority class that
+// keeps them from being preempted by workloads, and requests (no limits) that
+// reserve what they use at rest, so that a busy node does not starve them.
+type podDefaults struct {
+	tolerations       []corev1.Toleration
+	priorityClassName string
+	requests          corev1.ResourceList
+}
+
+var (
+	controllerDefaults = podDefaults{
+		priorityClassName: "system-cluster-critical",
+		requests:          corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("50Mi")},
+	}
+	speakerDefaults = podDefaults{
+		tolerations:       controlPlaneTolerations,
+		priorityClassName: "system-node-critical",
+		requests:          corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("50Mi")},
+	}
+)
+
+func newData(s Settings, memberlistKey string) data {
+	memberlistConfig, digest := memberlistFile(s.FailureDetection)
+	speaker := newPodData(s.Images.Speaker, s.Speaker, speakerDefaults)
+	speaker.Annotations[MemberlistConfigAnnotation] = digest
+	return data{
+		Namespace:         s.Namespace,
+		ReleaseVersion:    s.Images.ReleaseVersion,
+		MetricsPort:       metricsPort,
+		LogLevel:          string(s.LogLevel),
+		LoadBalancerClass: s.LoadBalancerClass,
+		MaxUnavailable:    s.MaxUnavailable,
+		Webhooks:          s.Webhooks,
+		BGPBackend:        string(s.BGPBackend),
+		FRRK8s: frrK8sData{Image: s.Images.FRRK8s, FRRImage: s.Images.FRR, AlwaysBlock: s.FRRK8sAlwaysBlock,
+			MinReadySeconds: frrK8sMinReadySeconds},
+		MemberlistKey:    memberlistKey,
+		MemberlistConfig: memberlistConfig,
+		Controller:       newPodData(s.Images.Controller, s.Controller, controllerDefaults),
+		Speaker:          speaker,
+	}
+}
+
+func newPodData(image string, c Component, d podDefaults) podData {
+	selector := maps.Clone(linuxNodes)
+	maps.Copy(selector, c.NodeSelector)
+	annotations := maps.Clone(scrapeAnnotations)
+	maps.Copy(annotations, c.Annotations)
+	pod := podData{
+		Image:             image,
+		NodeSelector:      selector,
+		Tolerations:       append(append([]corev1.Toleration{}, d.tolerations...), c.Tolerations...),
+		Annotations:       annotations,
+		PriorityClassName: cmp.Or(c.PriorityClassName, d.priorityClassName),
+		RuntimeClassName:  c.RuntimeClassName,
+		Affinity:          c.Affinity,
+		Resources:         c.Resources,
+	}
+	if pod.Resources == nil {
+		pod.Resources = &corev1.ResourceRequirements{Requests: d.requests}
+	}
+	return pod
+}
+
+var templates = sync.OnceValues(func() (*render.Templates, error) {
+	return render.Parse(bindata.FS, "metallb")
+})
+
+// Render returns MetalLB's objects for the settings, in apply order, each with
+// the Ownership labels. memberlistKey is the base64 of the memberlist Secret's
+// key (see NewMemberlistKey), or empty for a placeholder.
+func Render(s Settings, memberlistKey string) ([]*unstructured.Unstructured, error) {
+	t, err := templates()
+	if err != nil {
+		return nil, err
+	}
+	objs, err := t.Render(newData(s, memberlistKey))
+	if err != nil {
+		return nil, err
+	}
+	setConversion(objs, s.Webhooks, s.Namespace)
+	for _, o := range objs {
+		l := o.GetLabels()
+		if l == nil {
+			l = map[string]string{}
+		}
+		maps.Copy(l, Ownership)
+		o.SetLabels(l)
+	}
+	return objs, nil
+}
+
+// NewMemberlistKey returns a new key for the speakers' memberlist, base64
+// encoded: 128 bytes from crypto/rand, as MetalLB's controller makes it.
+func NewMemberlistKey() string {
+	key := make([]byte, 128)
+	_, _ = rand.Read(key) // crypto/rand.Read never fails on Linux (Go 1.24+ panics instead)
+	return base64.StdEncoding.EncodeToString(key)
+}

@@ -1,0 +1,95 @@
+package metallb
+
+import (
+	"context"
+	"fmt"
+
+	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
+	metallbv1beta2 "go.universe.tf/metallb/api/v1beta2"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
+)
+
+// readConfigs lists the configuration objects of every kind, in every
+// namespace; only their metadata is cached. Before MetalLB's CRDs are served
+// there are none.
+func (r *Reconciler) readConfigs(ctx context.Context, s *plan.Snapshot) error {
+	for _, gvk := range manifests.ConfigKinds {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		err := r.client.List(ctx, list)
+		if meta.IsNoMatchError(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", gvk.Kind, err)
+		}
+		s.Configs.Served = true
+		s.Configs.Add(gvk, list.Items, r.opts.Namespace)
+	}
+	return nil
+}
+
+// readAdvertisements reads MetalLB's advertisements and BGPPeers in its
+// namespace, once their kinds are served.
+func (r *Reconciler) readAdvertisements(ctx context.Context, s *plan.Snapshot) error {
+	if !s.Configs.Served {
+		return nil
+	}
+	in := client.InNamespace(r.opts.Namespace)
+	var bgp metallbv1beta1.BGPAdvertisementList
+	var l2 metallbv1beta1.L2AdvertisementList
+	var peers metallbv1beta2.BGPPeerList
+	for _, list := range []client.ObjectList{&bgp, &l2, &peers} {
+		if err := ignoreNoMatch(r.client.List(ctx, list, in)); err != nil {
+			return fmt.Errorf("listing %T: %w", list, err)
+		}
+	}
+	for i := range bgp.Items {
+		a := &bgp.Items[i]
+		s.Advertisements = append(s.Advertisements, plan.Advertisement{Object: metadataOf(a, manifests.BGPAdvertisementKind),
+			Pools: a.Spec.IPAddressPools, PoolSelectors: a.Spec.IPAddressPoolSelectors, Peers: a.Spec.Peers})
+	}
+	for i := range l2.Items {
+		a := &l2.Items[i]
+		s.Advertisements = append(s.Advertisements, plan.Advertisement{Object: metadataOf(a, manifests.L2AdvertisementKind),
+			Pools: a.Spec.IPAddressPools, PoolSelectors: a.Spec.IPAddressPoolSelectors})
+	}
+	for i := range peers.Items {
+		p := &peers.Items[i]
+		s.Peers = append(s.Peers, plan.Peer{Object: metadataOf(p, manifests.BGPPeerKind), HoldTime: p.Spec.HoldTime})
+	}
+	return nil
+}
+
+// readConfigStates reads MetalLB's components' reports on the configuration
+// they loaded, once their kind is served: MetalLB's CRDs before v0.16, which
+// a hand install being taken over may have, lack it.
+func (r *Reconciler) readConfigStates(ctx context.Context, s *plan.Snapshot) error {
+	if !s.Configs.Served {
+		return nil
+	}
+	var list metallbv1beta1.ConfigurationStateList
+	if err := ignoreNoMatch(r.client.List(ctx, &list, client.InNamespace(r.opts.Namespace))); err != nil {
+		return fmt.Errorf("listing ConfigurationStates: %w", err)
+	}
+	for i := range list.Items {
+		c := &list.Items[i]
+		s.ConfigStates = append(s.ConfigStates, plan.ConfigState{Object: metadataOf(c, manifests.ConfigurationStateKind),
+			Component: c.Labels[manifests.ConfigurationComponentLabel], Node: c.Labels[manifests.ConfigurationNodeLabel],
+			Result: string(c.Status.Result), ErrorSummary: c.Status.ErrorSummary})
+	}
+	return nil
+}
+
+// ignoreNoMatch drops the error of reading a kind that is not served.
+func ignoreNoMatch(err error) error {
+	if meta.IsNoMatchError(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,126 @@
+package plan
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
+)
+
+// frrK8sSpec chooses the frr-k8s BGP backend.
+var frrK8sSpec = v1beta1.MetalLBSpec{BGPBackend: v1beta1.BGPBackendFRRK8s}
+
+// What the frr-k8s backend adds, by part, in apply order.
+var (
+	frrK8sCRDs = []string{"CustomResourceDefinition/bgpsessionstates.frrk8s.metallb.io",
+		"CustomResourceDefinition/frrconfigurations.frrk8s.metallb.io", "CustomResourceDefinition/frrk8sconfigurations.frrk8s.metallb.io",
+		"CustomResourceDefinition/frrnodestates.frrk8s.metallb.io"}
+	// frrK8sParts are frr-k8s's objects but its CRDs, its DaemonSet and webhook.
+	frrK8sParts = []string{"ServiceAccount/frr-k8s-daemon", "Role/frr-k8s-daemon-role", "Role/frr-k8s-nodestate-cleaner-role",
+		"ClusterRole/frr-k8s-daemon-role", "ClusterRole/frr-k8s-metrics-reader", "ClusterRole/frr-k8s-proxy-role",
+		"RoleBinding/frr-k8s-daemon-rolebinding", "RoleBinding/frr-k8s-nodestate-cleaner-rolebinding",
+		"ClusterRoleBinding/frr-k8s-daemon-rolebinding", "ClusterRoleBinding/frr-k8s-proxy-rolebinding",
+		"ConfigMap/frr-k8s-frr-startup", "Secret/frr-k8s-webhook-server-cert", "Service/frr-k8s-metrics-service",
+		"Service/frr-k8s-webhook-service", "Deployment/frr-k8s-statuscleaner"}
+	frrK8sDaemon  = "DaemonSet/frr-k8s-daemon"
+	frrK8sWebhook = "ValidatingWebhookConfiguration/frr-k8s-validating-webhook-configuration"
+	// usesFRRK8s are MetalLB's objects that differ with the frr-k8s backend.
+	usesFRRK8s = []string{"ClusterRole/metallb-system:speaker", "Deployment/controller"}
+	// frrK8sPruned is what going back to native prunes once the speakers run
+	// without frr-k8s: all of frr-k8s's objects but its CRDs, dependents first.
+	frrK8sPruned = []string{frrK8sWebhook, frrK8sDaemon, "Deployment/frr-k8s-statuscleaner", "Service/frr-k8s-metrics-service",
+		"Service/frr-k8s-webhook-service", "Secret/frr-k8s-webhook-server-cert", "ConfigMap/frr-k8s-frr-startup",
+		"ClusterRoleBinding/frr-k8s-daemon-rolebinding", "ClusterRoleBinding/frr-k8s-proxy-rolebinding",
+		"RoleBinding/frr-k8s-daemon-rolebinding", "RoleBinding/frr-k8s-nodestate-cleaner-rolebinding",
+		"ClusterRole/frr-k8s-daemon-role", "ClusterRole/frr-k8s-metrics-reader", "ClusterRole/frr-k8s-proxy-role",
+		"Role/frr-k8s-daemon-role", "Role/frr-k8s-nodestate-cleaner-role", "ServiceAccount/frr-k8s-daemon"}
+)
+
+// backendCases are the decisions of choosing, switching and upgrading the BGP
+// backend: frr-k8s rolls out before the speakers that announce through it,
+// and goes only after them.
+var backendCases = []planCase{
+	{name: "frr-k8s chosen on a running cluster: frr-k8s first, the speakers wait for it, its webhook for its server",
+		cluster: with(running("A"), tuned(frrK8sSpec)),
+		want: planned{apply: cat(frrK8sCRDs, frrK8sParts[:10], usesFRRK8s[:1], frrK8sParts[10:14], usesFRRK8s[1:], frrK8sParts[14:], []string{frrK8sDaemon}),
+			held:     []string{"DaemonSet/speaker: frr-k8s has not finished rolling out A on every node: the speakers, which announce through it, follow it"},
+			withheld: []string{frrK8sWebhook + ": Deployment frr-k8s-statuscleaner, which serves the webhooks, is not available yet"},
+			version:  "A", statuses: []string{"metallb-system/metallb"}, requeue: 10 * time.Minute,
+			conditions: []string{"Available False Deploying", "Progressing True RollingOut: Rolling out A: controller: 1 of 1 replicas updated, " +
+				"frr-k8s-statuscleaner: the Deployment is being created, frr-k8s-daemon: the DaemonSet is being created, speaker: 3 of 3 nodes updated"}}},
+	{name: "frr-k8s rolling out: the speakers still wait, a node down as maxUnavailable allows",
+		cluster: with(runningWith("A", frrK8sSpec), tuned(frrK8sSpec), rolledToWith("A", v1beta1.MetalLBSpec{}, manifests.SpeakerName), frrK8sAt(3, 2, 2)),
+		want: planned{version: "A", statuses: []string{"metallb-system/metallb"}, requeue: 10 * time.Minute,
+			held:       []string{"DaemonSet/speaker: frr-k8s has not finished rolling out A"},
+			conditions: []string{"Available True AsExpected", "Progressing True RollingOut: frr-k8s-daemon: 2 of 3 nodes updated, 1 unavailable, speaker: 3 of 3"}}},
+	{name: "frr-k8s down on more nodes than maxUnavailable: not available",
+		cluster: with(runningWith("A", frrK8sSpec), tuned(frrK8sSpec), frrK8sAt(3, 3, 1)),
+		want: planned{version: "A", statuses: []string{"metallb-system/metallb"}, requeue: 10 * time.Minute,
+			conditions: []string{"Available False FRRK8sUnavailable: frr-k8s is missing on some nodes, whose speakers cannot announce by BGP. frr-k8s-daemon: 3 of 3 nodes updated, 2 unavailable"}}},
+	{name: "frr-k8s down on a node, nothing to write: nothing held, the speakers running",
+		cluster: settled(with(runningWith("A", frrK8sSpec), tuned(frrK8sSpec), frrK8sAt(3, 3, 2))),
+		want:    planned{version: "A", requeue: 9 * time.Minute, conditions: []string{"Progressing True RollingOut: frr-k8s-daemon: 3 of 3 nodes updated, 1 unavailable"}}},
+	{name: "frr-k8s ready on every node: the speakers follow",
+		cluster: with(runningWith("A", frrK8sSpec), tuned(frrK8sSpec), rolledToWith("A", v1beta1.MetalLBSpec{}, manifests.SpeakerName)),
+		want:    planned{apply: []string{"DaemonSet/speaker"}, version: "A", statuses: []string{"metallb-system/metallb"}}},
+	{name: "back to native: the speakers first, frr-k8s kept while they may announce through it",
+		cluster: with(runningWith("A", frrK8sSpec), tuned(v1beta1.MetalLBSpec{})),
+		want: planned{apply: cat(usesFRRK8s, []string{"DaemonSet/speaker"}), version: "A", statuses: []string{"metallb-system/metallb"},
+			held: heldUntilNative()}},
+	{name: "back to native, the speakers run without frr-k8s: frr-k8s goes, its CRDs stay",
+		cluster: with(runningWith("A", frrK8sSpec), tuned(v1beta1.MetalLBSpec{}), rolledToWith("A", v1beta1.MetalLBSpec{}, cat(usesFRRK8s, []string{manifests.SpeakerName})...)),
+		want:    planned{prune: frrK8sPruned, version: "A", statuses: []string{"metallb-system/metallb"}}},
+	{name: "upgrade with frr-k8s, the controller not rolled out: frr-k8s and the speakers wait", opts: releaseB,
+		cluster: with(runningWith("A", frrK8sSpec), tuned(frrK8sSpec)),
+		want: planned{apply: []string{"Deployment/controller", "Deployment/frr-k8s-statuscleaner"}, version: "A", statuses: []string{"metallb-system/metallb"},
+			held: []string{frrK8sDaemon + ": the controller has not finished rolling out B: frr-k8s and the speakers follow it",
+				"DaemonSet/speaker: the controller has not finished rolling out B"}, requeue: 10 * time.Minute}},
+	{name: "upgrade with frr-k8s, the controller rolled out: frr-k8s next, the speakers still wait", opts: releaseB,
+		cluster: with(runningWith("A", frrK8sSpec), tuned(frrK8sSpec), rolledToWith("B", frrK8sSpec, manifests.ControllerName, manifests.FRRK8sStatusCleaner), upgrading),
+		want: planned{apply: []string{frrK8sDaemon}, version: "A", statuses: []string{"metallb-system/metallb"},
+			held: []string{"DaemonSet/speaker: frr-k8s has not finished rolling out B"}, requeue: 10 * time.Minute}},
+	{name: "upgrade with frr-k8s, frr-k8s rolled out: the speakers follow", opts: releaseB,
+		cluster: with(runningWith("A", frrK8sSpec), tuned(frrK8sSpec), rolledToWith("B", frrK8sSpec, manifests.ControllerName, manifests.FRRK8sStatusCleaner, manifests.FRRK8sName), upgrading),
+		want:    planned{apply: []string{"DaemonSet/speaker"}, version: "A", statuses: []string{"metallb-system/metallb"}, requeue: 10 * time.Minute}},
+	{name: "upgrade with frr-k8s hung on a node: the node named", opts: releaseB,
+		cluster: stalled(with(runningWith("A", frrK8sSpec), tuned(frrK8sSpec), upgrading,
+			rolledToWith("B", frrK8sSpec, manifests.ControllerName, manifests.FRRK8sStatusCleaner, manifests.FRRK8sName), frrK8sAt(3, 2, 2), func(s *Snapshot) {
+				s.SpeakerPods = []corev1.Pod{pod("node-0", true), pod("node-1", true), pod("node-2", true)}
+				s.FRRK8sPods = []corev1.Pod{pod("node-0", true), pod("node-1", true), pod("node-2", false)}
+			})),
+		want: planned{version: "A", statuses: []string{"metallb-system/metallb"}, held: []string{"DaemonSet/speaker: frr-k8s has not finished rolling out B"},
+			conditions: []string{"Degraded True RolloutHung: (Rolling out B: controller: 1 of 1 replicas updated, frr-k8s-statuscleaner: 1 of 1 replicas updated, " +
+				"frr-k8s-daemon: 2 of 3 nodes updated, 1 unavailable, speaker: 3 of 3 nodes updated); frr-k8s is not ready on nodes: node-2. Look at their pods"}}},
+}
+
+// heldUntilNative is what going back to native keeps while the speakers roll
+// out without frr-k8s.
+func heldUntilNative() []string {
+	var out []string
+	for _, o := range frrK8sPruned {
+		out = append(out, o+": the speakers have not finished rolling out without frr-k8s: frr-k8s goes once they have")
+	}
+	return out
+}
+
+// frrK8sAt gives frr-k8s's DaemonSet a rollout of desired nodes.
+func frrK8sAt(desired, updated, available int64) func(*Snapshot) {
+	return func(s *Snapshot) {
+		rolledOut(s.live(objects.DaemonSet, manifests.FRRK8sName), desired, updated, available)
+	}
+}
+
+// stalled is cluster with no progress for eleven minutes.
+func stalled(cluster func(*testing.T, Options) *Snapshot) func(*testing.T, Options) *Snapshot {
+	return func(t *testing.T, opts Options) *Snapshot {
+		s := cluster(t, opts)
+		if p := Make(s, opts, now.Add(-11*time.Minute)); p.Tracking != nil {
+			s.Tracking = *p.Tracking
+		}
+		return s
+	}
+}

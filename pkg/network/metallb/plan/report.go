@@ -1,0 +1,110 @@
+package plan
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/status"
+)
+
+// Report is what the plan found, and act's error, if any, say.
+func (p *Plan) Report(actErr error) Report {
+	cs := p.conditions(p.Failed(actErr))
+	return Report{
+		Conditions:      cs,
+		MetalLB:         p.metallbStatus(cs),
+		ClusterOperator: clusterOperatorStatus(p.tracking, cs, p.opts.Namespace),
+		Deployed:        p.deployed(),
+		Rollouts:        p.rollouts,
+		Transitions:     p.transitionEvents(cs),
+		OnMetalLB:       p.statusOnMetalLB(),
+	}
+}
+
+// Failed joins planning's failure with act's error.
+func (p *Plan) Failed(actErr error) error { return errors.Join(p.failure, actErr) }
+
+// metallbStatus returns the MetalLB object's status as it should be, or nil
+// when it already is, so that an idle cluster sees no writes.
+func (p *Plan) metallbStatus(cs status.Conditions) *v1beta1.MetalLBStatus {
+	obj := p.metallb
+	if !p.statusOnMetalLB() {
+		return nil
+	}
+	s := obj.Status.DeepCopy()
+	s.ObservedGeneration = obj.Generation
+	cs.ApplyTo(&s.Conditions, obj.Generation, p.now)
+	s.Version = p.tracking.Version
+	if p.specValid && !sameSpec(s.AppliedSpec, &obj.Spec) {
+		s.AppliedSpec = appliedSpec(&obj.Spec)
+	}
+	if equality.Semantic.DeepEqual(&obj.Status, s) {
+		return nil
+	}
+	return s
+}
+
+// clusterOperatorStatus is the ClusterOperator's view: the conditions, the
+// versions every part runs (none until a first rollout finishes), and where
+// to look.
+func clusterOperatorStatus(tracking status.Tracking, cs status.Conditions, namespace string) status.OperandStatus {
+	report := status.OperandStatus{Conditions: cs, RelatedObjects: []configv1.ObjectReference{
+		{Resource: "namespaces", Name: namespace},
+		{Group: v1beta1.GroupVersion.Group, Resource: "metallbs", Namespace: namespace, Name: manifests.ObjectName},
+		{Group: "apps", Resource: "deployments", Namespace: namespace, Name: manifests.ControllerName},
+		{Group: "apps", Resource: "daemonsets", Namespace: namespace, Name: manifests.SpeakerName},
+	}}
+	if v := tracking.Version; v != "" {
+		report.Versions = []configv1.OperandVersion{{Name: "operator", Version: v}, {Name: "metallb", Version: v}}
+	}
+	return report
+}
+
+// ignoredStatuses tell, on each MetalLB object that does not count, why; only
+// those whose status changes.
+func ignoredStatuses(ignored []*v1beta1.MetalLB, namespace string, now time.Time) []StatusWrite {
+	var writes []StatusWrite
+	for _, obj := range ignored {
+		s := obj.Status.DeepCopy()
+		s.ObservedGeneration = obj.Generation
+		meta.SetStatusCondition(&s.Conditions, metav1.Condition{
+			Type: status.Degraded, Status: metav1.ConditionTrue, Reason: ReasonIgnored, ObservedGeneration: obj.Generation,
+			LastTransitionTime: metav1.NewTime(now),
+			Message: fmt.Sprintf("This object is ignored: only the MetalLB named %q in namespace %q configures MetalLB. Move its spec there and delete this one.",
+				manifests.ObjectName, namespace),
+		})
+		if !equality.Semantic.DeepEqual(&obj.Status, s) {
+			writes = append(writes, StatusWrite{Object: obj, Status: s})
+		}
+	}
+	return writes
+}
+
+// appliedSpec records a valid spec for status.appliedSpec.
+func appliedSpec(spec *v1beta1.MetalLBSpec) *runtime.RawExtension {
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return nil
+	}
+	return &runtime.RawExtension{Raw: raw}
+}
+
+// sameSpec compares a recorded spec by content: the API server hands it back
+// re-encoded, so its bytes differ from what was written.
+func sameSpec(recorded *runtime.RawExtension, spec *v1beta1.MetalLBSpec) bool {
+	if recorded == nil {
+		return false
+	}
+	var got v1beta1.MetalLBSpec
+	return json.Unmarshal(recorded.Raw, &got) == nil && equality.Semantic.DeepEqual(&got, spec)
+}

@@ -1,0 +1,60 @@
+package plan
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
+	"github.com/bmlb/cluster-network-operator/pkg/status"
+)
+
+// track works out how far the rollouts of the workloads in want are, and
+// whether one is hung.
+func (p *Plan) track(s *Snapshot, settings manifests.Settings, want []*unstructured.Unstructured) {
+	p.rollouts = rolloutsOf(s, want)
+	p.tracking = status.Track(s.Tracking, settings.Images.ReleaseVersion, p.rollouts, p.now)
+	if p.tracking != s.Tracking {
+		p.Tracking = new(p.tracking)
+	}
+	if !p.tracking.InFlight() {
+		return
+	}
+	if stalled := p.tracking.Stalled(p.now); stalled < p.opts.HungAfter {
+		p.RequeueAfter = p.opts.HungAfter - stalled
+		return
+	}
+	p.hung, p.hungNodes, p.hungFRRK8sNodes = true, notReadyNodes(s.SpeakerPods), notReadyNodes(s.FRRK8sPods)
+}
+
+// rolloutsOf returns the rollouts of the workloads in want: one that does not
+// exist yet has not rolled out.
+func rolloutsOf(s *Snapshot, want []*unstructured.Unstructured) []status.Rollout {
+	var rollouts []status.Rollout
+	for _, w := range workloads {
+		i := w.in(want)
+		if i < 0 {
+			continue
+		}
+		if live := s.Owned[objects.KeyOf(want[i])]; live != nil {
+			rollouts = append(rollouts, status.RolloutOf(live, manifests.ReleaseVersionAnnotation))
+		} else {
+			rollouts = append(rollouts, status.AbsentRollout(w.kind.Kind, want[i].GetNamespace(), w.name))
+		}
+	}
+	return rollouts
+}
+
+// notReadyNodes names the nodes where one of pods is not ready.
+func notReadyNodes(pods []corev1.Pod) []string {
+	var nodes []string
+	for _, p := range pods {
+		if p.Spec.NodeName != "" && !status.PodReady(&p) && !slices.Contains(nodes, p.Spec.NodeName) {
+			nodes = append(nodes, p.Spec.NodeName)
+		}
+	}
+	slices.Sort(nodes)
+	return nodes
+}

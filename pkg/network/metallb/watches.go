@@ -1,0 +1,102 @@
+package metallb
+
+import (
+	"context"
+	"fmt"
+
+	configv1 "github.com/openshift/api/config/v1"
+	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
+)
+
+// watches has every input of the reconcile queue the one request.
+func (r *Reconciler) watches(b *builder.Builder) *builder.Builder {
+	all := handler.EnqueueRequestsFromMapFunc(enqueue)
+	b = b.Named(Name).
+		Watches(&v1beta1.MetalLB{}, all).
+		// A missing priority or runtime class may appear and make the spec valid.
+		Watches(&schedulingv1.PriorityClass{}, all).
+		Watches(&nodev1.RuntimeClass{}, all)
+	// Nodes coming and going tell the platform, and whether the cluster has a
+	// single node (the node-address mode's default).
+	b = b.Watches(&corev1.Node{}, all, builder.WithPredicates(providerIDChanged))
+	if r.opts.Platform == "" && r.openshift {
+		b = b.Watches(&configv1.Infrastructure{}, all)
+	}
+	if r.reporter.ClusterOperator != nil { // written again once the CVO recreates it
+		b = b.Watches(&configv1.ClusterOperator{}, all, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetName() == r.opts.ClusterOperator
+		})))
+	}
+	// Every owned object, so that a deleted or edited one is restored at once.
+	for _, gvk := range r.inventory.Kinds {
+		b = b.Watches(objects.Empty(gvk), all)
+	}
+	return watchLookups(b, r.lookup, r.inventory)
+}
+
+// providerIDChanged passes Node events that can change the platform, and not
+// the status updates every node makes every few seconds.
+var providerIDChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.(*corev1.Node).Spec.ProviderID != e.ObjectNew.(*corev1.Node).Spec.ProviderID
+	},
+}
+
+// watchConfigs watches the configuration kinds, and MetalLB's reports on
+// them, once their CRDs exist; watching a kind that is not served would fail
+// the controller. Of the configuration, its creation and deletion matter
+// (whether MetalLB is asked for), and changes of spec or labels (what the
+// advertisements select); of the reports, their result.
+func (r *Reconciler) watchConfigs() error {
+	for _, gvk := range manifests.ConfigKinds {
+		src := source.Kind(r.cache, client.Object(objects.Metadata(gvk)), handler.EnqueueRequestsFromMapFunc(enqueue), specOrLabelsChanged)
+		if err := r.watchOnce(gvk, src); err != nil {
+			return err
+		}
+	}
+	states := manifests.ConfigurationStateKind
+	if _, err := r.client.RESTMapper().RESTMapping(states.GroupKind(), states.Version); err != nil {
+		return ignoreNoMatch(err) // MetalLB's CRDs before v0.16 lack it: watched once the module's are applied
+	}
+	return r.watchOnce(states, source.Kind(r.cache, &metallbv1beta1.ConfigurationState{},
+		handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, o *metallbv1beta1.ConfigurationState) []reconcile.Request {
+			return enqueue(ctx, o)
+		}), resultChanged))
+}
+
+func (r *Reconciler) watchOnce(gvk schema.GroupVersionKind, src source.Source) error {
+	if r.watching[gvk] {
+		return nil
+	}
+	if err := r.controller.Watch(src); err != nil {
+		return fmt.Errorf("watching %s: %w", gvk.Kind, err)
+	}
+	r.watching[gvk] = true
+	return nil
+}
+
+// specOrLabelsChanged drops the updates that change neither the spec (the
+// generation) nor the labels.
+var specOrLabelsChanged = predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})
+
+// resultChanged drops the updates of a report that leave its result as it was.
+var resultChanged = predicate.TypedFuncs[*metallbv1beta1.ConfigurationState]{
+	UpdateFunc: func(e event.TypedUpdateEvent[*metallbv1beta1.ConfigurationState]) bool {
+		return e.ObjectOld.Status.Result != e.ObjectNew.Status.Result || e.ObjectOld.Status.ErrorSummary != e.ObjectNew.Status.ErrorSummary
+	},
+}

@@ -1,0 +1,61 @@
+package publish
+
+import (
+	"context"
+
+	configv1 "github.com/openshift/api/config/v1"
+	"github.com/openshift/library-go/pkg/config/clusteroperator/v1helpers"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bmlb/cluster-network-operator/pkg/status"
+)
+
+// ClusterOperator writes an operand's status to the cluster's ClusterOperator
+// object of that name, as OpenShift's cluster-version operator reads it.
+type ClusterOperator struct {
+	Client client.Client
+	Name   string
+	Clock  clock.PassiveClock
+}
+
+// Get returns the ClusterOperator, or nil when it, or its API, does not exist.
+func (w *ClusterOperator) Get(ctx context.Context) (*configv1.ClusterOperator, error) {
+	co := &configv1.ClusterOperator{}
+	err := w.Client.Get(ctx, client.ObjectKey{Name: w.Name}, co)
+	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		return nil, nil
+	}
+	return co, err
+}
+
+// Write records the report on co, the ClusterOperator as Get returned it. It
+// writes only what changed, and nothing when co is nil: the cluster-version
+// operator creates the ClusterOperator from the release's manifests, and
+// again if it is deleted, and the operator holds no permission to create
+// one. Then, and where the API does not exist, it returns false.
+func (w *ClusterOperator) Write(ctx context.Context, co *configv1.ClusterOperator, r status.OperandStatus) (bool, error) {
+	if co == nil {
+		return false, nil
+	}
+	next := co.Status.DeepCopy()
+	for _, c := range r.Conditions {
+		v1helpers.SetStatusCondition(&next.Conditions, configv1.ClusterOperatorStatusCondition{
+			Type: configv1.ClusterStatusConditionType(c.Type), Status: configv1.ConditionStatus(c.Status),
+			Reason: c.Reason, Message: c.Message,
+		}, w.Clock)
+	}
+	if r.Versions != nil {
+		next.Versions = r.Versions
+	}
+	next.RelatedObjects = r.RelatedObjects
+	if equality.Semantic.DeepEqual(&co.Status, next) {
+		return true, nil
+	}
+	co = co.DeepCopy() // it may be the cache's
+	co.Status = *next
+	return true, w.Client.Status().Update(ctx, co)
+}
