@@ -28,9 +28,10 @@ func unregister(e *Env) {
 	delete(running.envs, e)
 }
 
-// stopOnInterrupt makes SIGINT and SIGTERM stop every running environment before
+// StopOnInterrupt makes SIGINT and SIGTERM stop every running environment before
 // the process ends, which it would otherwise do without running test cleanups.
-var stopOnInterrupt = sync.OnceFunc(func() {
+// New calls it; a test that calls Start itself calls it too.
+var StopOnInterrupt = sync.OnceFunc(func() {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	go func() {

@@ -14,7 +14,7 @@ func New(t testing.TB, opts Options) *Env {
 	if testing.Short() {
 		t.Skip("needs a control plane: not run with -short")
 	}
-	stopOnInterrupt()
+	StopOnInterrupt()
 	start := time.Now()
 	e, err := Start(t.Context(), opts)
 	if err != nil {

@@ -30,9 +30,9 @@ var toolsPath = sync.OnceValues(func() ([]string, error) {
 	return filepath.SplitList(strings.TrimSpace(string(out))), nil
 })
 
-// Binary returns the path of a test binary by name: etcd, kube-apiserver,
-// kube-controller-manager, kube-scheduler, kubectl, kube-proxy, kwok,
-// metallb-controller, metallb-speaker, frr-k8s's, helm (hack/tools.sh).
+// Binary returns the path of a test binary by name, as hack/tools.sh builds it:
+// etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl,
+// kube-proxy, kwok, helm and the others it builds.
 func Binary(name string) (string, error) {
 	dirs, err := toolsPath()
 	if err != nil {
@@ -65,30 +65,6 @@ func findToolsScript() (string, error) {
 		}
 		dir = parent
 	}
-}
-
-// PreviousMetalLB is the MetalLB release before the operand's, pinned in
-// hack/tools/metallb-previous: the hand install the takeover and upgrade
-// stories start from.
-const PreviousMetalLB = "v0.15.2"
-
-// MetalLBBinaries maps MetalLB's images, as the node runner looks them up, to
-// their binaries: the previous release's for its tag, the operand's for any
-// other.
-func MetalLBBinaries() (map[string]string, error) {
-	binaries := map[string]string{}
-	for image, binary := range map[string]string{
-		"controller":                    "metallb-controller",
-		"speaker":                       "metallb-speaker",
-		"controller:" + PreviousMetalLB: "metallb-controller-" + PreviousMetalLB,
-		"speaker:" + PreviousMetalLB:    "metallb-speaker-" + PreviousMetalLB,
-	} {
-		var err error
-		if binaries[image], err = Binary(binary); err != nil {
-			return nil, err
-		}
-	}
-	return binaries, nil
 }
 
 // ClosedPortKubeconfig writes into dir a kubeconfig naming a local port

@@ -16,7 +16,7 @@ func TestAddressAndAnswer(t *testing.T) {
 	}
 	answers := map[string]bool{}
 	for range 20 {
-		macs, err := c.neighbors.Answers(ip, 100*time.Millisecond)
+		macs, err := c.Neighbors.Answers(ip, 100*time.Millisecond)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,39 +13,40 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
+	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 )
 
 // upstreamManifest is upstream's native manifest of the operand's release,
 // copied by `make update-bindata`.
 const upstreamManifest = "../../pkg/network/metallb/manifests/testdata/upstream/metallb-native.yaml"
 
-// Adoption at the same version: MetalLB v0.16.1 installed by hand from
-// upstream's manifest serves an address; the user annotates the namespace and
-// the operator takes every object over. Its pod templates differ from
-// upstream's on purpose (priority classes, requests, the speaker's grace
+// Adoption at the same version: MetalLB of the operand's release, installed
+// by hand from upstream's manifest, serves an address; the user annotates the
+// namespace and the operator takes every object over. Its pod templates differ
+// from upstream's on purpose (priority classes, requests, the speaker's grace
 // period, the controller not creating the memberlist Secret), so the takeover
 // rolls the pods as an upgrade does: the controller first, then the speakers
 // one at a time, the memberlist key kept and the address answered throughout.
 func TestAdoptSameVersion(t *testing.T) {
 	c := newMetallbCluster(t)
 	c.createClusterOperator(t)
-	if out, err := kubectlErr(c.env, "apply", "-f", upstreamManifest); err != nil {
+	if out, err := kubectlErr(c.Env, "apply", "-f", upstreamManifest); err != nil {
 		t.Fatalf("kubectl apply -f %s: %v\n%s", upstreamManifest, err, out)
 	}
-	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
+	c.waitMetallb(t, release.MetalLB, 3*time.Minute)
 	c.configure(t)
 	ip := c.exposeService(t)
 	c.answerer(t, ip, 30*time.Second)
 	key, before := c.memberlistKey(t), c.speakerPods(t)
 
 	w := c.watchAnswers(t, ip)
-	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"))
+	op := startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB))
 	op.waitReady(t)
-	kubectl(t, c.env, "annotate", "namespace", "metallb-system", "networkoperator.openshift.io/adopt-metallb=true")
+	kubectl(t, c.Env, "annotate", "namespace", "metallb-system", "networkoperator.openshift.io/adopt-metallb=true")
 	c.waitOwned(t, "daemonset/speaker", "deployment/controller", "secret/memberlist", "secret/metallb-webhook-cert")
 	c.waitClusterOperatorVersion(t, "4.22.0")
-	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
+	c.waitMetallb(t, release.MetalLB, 3*time.Minute)
 	w.end()
 
 	gap, _ := w.longestGap()
@@ -56,7 +57,7 @@ func TestAdoptSameVersion(t *testing.T) {
 	if got := c.memberlistKey(t); got != key {
 		t.Error("the memberlist key changed during the takeover")
 	}
-	c.assertControllerFirst(t, "v0.16.1")
+	c.assertControllerFirst(t, release.MetalLB)
 	c.assertSpeakersOneAtATime(t, before)
 }
 
@@ -66,7 +67,7 @@ func TestAdoptSameVersion(t *testing.T) {
 // order.)
 func (c *metallbCluster) assertSpeakersOneAtATime(t *testing.T, before map[string]string) {
 	t.Helper()
-	pods, err := c.client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "component=speaker"})
+	pods, err := c.Client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "component=speaker"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func (c *metallbCluster) waitOwned(t *testing.T, objects ...string) {
 	var out string
 	for _, o := range objects {
 		err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-			out, _ = kubectlErr(c.env, "get", o, "-n", metallbNamespace, "-o", "jsonpath={.metadata.labels.app\\.kubernetes\\.io/managed-by}")
+			out, _ = kubectlErr(c.Env, "get", o, "-n", metallbNamespace, "-o", "jsonpath={.metadata.labels.app\\.kubernetes\\.io/managed-by}")
 			return out == "cluster-network-operator", nil
 		})
 		if err != nil {
@@ -109,8 +110,8 @@ func (c *metallbCluster) waitOwned(t *testing.T, objects ...string) {
 func TestAdoptAndUpgrade(t *testing.T) {
 	c := newMetallbCluster(t)
 	c.createClusterOperator(t)
-	c.handInstall(t, testenv.PreviousMetalLB)
-	c.waitMetallb(t, testenv.PreviousMetalLB, 3*time.Minute)
+	c.handInstall(t, release.PreviousMetalLB)
+	c.waitMetallb(t, release.PreviousMetalLB, 3*time.Minute)
 	c.configure(t)
 	c.applyOnceServed(t, writeTemp(t, bgpConfiguration))
 	ip := c.exposeService(t)
@@ -119,15 +120,15 @@ func TestAdoptAndUpgrade(t *testing.T) {
 	versionAt := c.watchClusterOperatorVersion(t, "4.22.0")
 
 	w := c.watchAnswers(t, ip)
-	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"))
+	op := startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB))
 	op.waitReady(t)
-	kubectl(t, c.env, "annotate", "namespace", "metallb-system", "networkoperator.openshift.io/adopt-metallb=true")
-	c.waitMetallb(t, "v0.16.1", 5*time.Minute)
+	kubectl(t, c.Env, "annotate", "namespace", "metallb-system", "networkoperator.openshift.io/adopt-metallb=true")
+	c.waitMetallb(t, release.MetalLB, 5*time.Minute)
 	c.waitClusterOperatorVersion(t, "4.22.0")
 	w.end()
 
 	gap, _ := w.longestGap()
-	t.Logf("ADOPT-UPGRADE: %s to v0.16.1, %d probes; longest gap between answers %s", testenv.PreviousMetalLB, len(w.answers), gap.Round(time.Millisecond))
+	t.Logf("ADOPT-UPGRADE: %s to %s, %d probes; longest gap between answers %s", release.PreviousMetalLB, release.MetalLB, len(w.answers), gap.Round(time.Millisecond))
 	if gap > time.Second {
 		t.Errorf("the address went unanswered for %s during the takeover and upgrade; at most 1s is allowed", gap)
 	}
@@ -137,11 +138,11 @@ func TestAdoptAndUpgrade(t *testing.T) {
 	if got := c.configuration(t); got != config {
 		t.Errorf("the configuration changed:\nbefore %s\nafter  %s", config, got)
 	}
-	c.assertControllerFirst(t, "v0.16.1")
+	c.assertControllerFirst(t, release.MetalLB)
 	c.assertSpeakersOneAtATime(t, before)
 	c.assertReportedAfterSpeakers(t, versionAt())
 	for node, pod := range c.speakerPods(t) {
-		if log := c.runner.ContainerLog(pod, "speaker"); !joinedOthers(log) {
+		if log := c.Runner.ContainerLog(pod, "speaker"); !joinedOthers(log) {
 			t.Errorf("the new speaker %s on %s did not join the other speakers' memberlist cluster; its log:\n%s", pod, node, log)
 		}
 	}
@@ -149,8 +150,8 @@ func TestAdoptAndUpgrade(t *testing.T) {
 }
 
 // bgpConfiguration is more of the user's configuration, kept out of the
-// layer-2 answers. (No BGPPeer: v0.15.2's CRD puts a maximum on its uint32
-// ASNs that kube-apiserver v1.37 refuses every peer for.)
+// layer-2 answers. (No BGPPeer: the previous release's CRD puts a maximum on
+// its uint32 ASNs that kube-apiserver v1.37 refuses every peer for.)
 const bgpConfiguration = `apiVersion: metallb.io/v1beta1
 kind: Community
 metadata: {name: communities, namespace: metallb-system, labels: {site: lab}}
@@ -168,7 +169,7 @@ spec: {ipAddressPools: [pool], communities: [no-advertise], aggregationLength: 3
 // server serves them, without what the server maintains.
 func (c *metallbCluster) configuration(t *testing.T) string {
 	t.Helper()
-	return kubectl(t, c.env, "get", "ipaddresspools,l2advertisements,communities,bgpadvertisements", "-n", metallbNamespace, "-o",
+	return kubectl(t, c.Env, "get", "ipaddresspools,l2advertisements,communities,bgpadvertisements", "-n", metallbNamespace, "-o",
 		`jsonpath={range .items[*]}{.apiVersion} {.kind}/{.metadata.name}: {.metadata.labels} {.metadata.annotations} {.spec}{"\n"}{end}`)
 }
 
@@ -183,7 +184,7 @@ func (c *metallbCluster) watchClusterOperatorVersion(t *testing.T, version strin
 	t.Cleanup(cancel)
 	go func() {
 		_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
-			out, _ := kubectlErr(c.env, "get", "clusteroperator", "metallb", "-o", `jsonpath={.status.versions[?(@.name=="operator")].version}`)
+			out, _ := kubectlErr(c.Env, "get", "clusteroperator", "metallb", "-o", `jsonpath={.status.versions[?(@.name=="operator")].version}`)
 			if out != version {
 				return false, nil
 			}
@@ -208,7 +209,7 @@ func (c *metallbCluster) assertReportedAfterSpeakers(t *testing.T, reported time
 	if reported.IsZero() {
 		t.Fatal("the ClusterOperator never reported the new version")
 	}
-	pods, err := c.client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "component=speaker"})
+	pods, err := c.Client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "component=speaker"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func (c *metallbCluster) assertBadPoolRefused(t *testing.T) {
 	var out string
 	var err error
 	_ = wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		out, err = kubectlErr(c.env, "apply", "-f", bad)
+		out, err = kubectlErr(c.Env, "apply", "-f", bad)
 		return !strings.Contains(out, "failed calling webhook"), nil
 	})
 	if err == nil || !strings.Contains(out, "denied the request") {
@@ -240,7 +241,7 @@ func (c *metallbCluster) assertBadPoolRefused(t *testing.T) {
 // operator's ClusterOperator, as the cluster version operator does.
 func (c *metallbCluster) createClusterOperator(t *testing.T) {
 	t.Helper()
-	kubectl(t, c.env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml")
-	kubectl(t, c.env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io")
-	kubectl(t, c.env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
+	kubectl(t, c.Env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml")
+	kubectl(t, c.Env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io")
+	kubectl(t, c.Env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
 }

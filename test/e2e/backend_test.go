@@ -21,7 +21,7 @@ func (c *bgpCluster) waitFRRConfigured(t *testing.T) {
 	want := "neighbor 192.0.2.3 remote-as 64501"
 	var states string
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
-		out, err := kubectlErr(c.env, "get", "frrnodestates", "-o", "json")
+		out, err := kubectlErr(c.Env, "get", "frrnodestates", "-o", "json")
 		if err != nil {
 			return false, nil
 		}
@@ -56,7 +56,7 @@ func (c *bgpCluster) waitFRRConfigured(t *testing.T) {
 func TestFRRK8sBFD(t *testing.T) {
 	c, _, ip := newBGPServingOn(t, newBGPCluster(t, true), "", "frr-k8s")
 	c.applyOnceServed(t, guideExample(t, "bfd"))
-	c.waitBFDUp(t, len(c.nodes))
+	c.waitBFDUp(t, len(c.Nodes))
 	dead, withdrawn, samples := c.killNode(t, ip, 30*time.Second)
 	t.Logf("BFD NODE DIES (frr-k8s, BFD 100 ms x 3): the router dropped %s's next hop %s after the node died; %d samples, fewest next hops %d",
 		dead, withdrawn.Round(10*time.Millisecond), len(samples), fewestNextHops(samples))
@@ -96,19 +96,19 @@ func TestBGPBackendSwitch(t *testing.T) {
 	c.applyOnceServed(t, guideExample(t, "frr-configuration"))
 
 	order = c.watchWorkloads(t)
-	kubectl(t, c.env, "patch", "metallb", "metallb", "-n", metallbNamespace, "--type=merge", "-p", `{"spec":{"bgpBackend":"native"}}`)
+	kubectl(t, c.Env, "patch", "metallb", "metallb", "-n", metallbNamespace, "--type=merge", "-p", `{"spec":{"bgpBackend":"native"}}`)
 	c.waitDaemonSetGone(t, "frr-k8s-daemon")
 	c.waitSpeakerRollout(t)
 	c.waitNextHops(t, ip, c.nodeNames()...)
 	order.assertBefore(t, order.rolledOut("DaemonSet/speaker"), order.deleted("DaemonSet/frr-k8s-daemon"))
 	samples := s.stop()
 
-	kubectl(t, c.env, "get", "-n", metallbNamespace, "frrconfiguration/accept-routes")
-	kubectl(t, c.env, "get", "crd", "frrconfigurations.frrk8s.metallb.io")
+	kubectl(t, c.Env, "get", "-n", metallbNamespace, "frrconfiguration/accept-routes")
+	kubectl(t, c.Env, "get", "crd", "frrconfigurations.frrk8s.metallb.io")
 	absent, who := longestAbsence(samples, c.nodeNames())
 	fewest := fewestNextHops(samples)
 	t.Logf("BGP BACKEND SWITCH (native → frr-k8s → native): %d samples; fewest next hops %d of %d; longest a node was missing: %s (%s)",
-		len(samples), fewest, len(c.nodes), absent.Round(10*time.Millisecond), who)
+		len(samples), fewest, len(c.Nodes), absent.Round(10*time.Millisecond), who)
 	if fewest == 0 {
 		t.Errorf("the router lost its route to %s during the switch", ip)
 	}
@@ -118,7 +118,7 @@ func TestBGPBackendSwitch(t *testing.T) {
 func (c *metallbCluster) waitDaemonSetGone(t *testing.T, name string) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := c.client.AppsV1().DaemonSets(metallbNamespace).Get(ctx, name, metav1.GetOptions{})
+		_, err := c.Client.AppsV1().DaemonSets(metallbNamespace).Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
 	if err != nil {

@@ -15,7 +15,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
 )
 
@@ -38,7 +40,7 @@ func newBGPCluster(t *testing.T, bfd bool) *bgpCluster {
 	t.Helper()
 	c := &bgpCluster{metallbCluster: newMetallbCluster(t)}
 	var err error
-	if c.router, err = c.net.StartRouter(noderunner.RouterConfig{ASN: routerASN, PeerASN: nodesASN, BFD: bfd}); err != nil {
+	if c.router, err = c.Net.StartRouter(noderunner.RouterConfig{ASN: routerASN, PeerASN: nodesASN, BFD: bfd}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -73,17 +75,17 @@ func newBGPServing(t *testing.T, holdTime, backend string) (*bgpCluster, *runnin
 
 func newBGPServingOn(t *testing.T, c *bgpCluster, holdTime, backend string) (*bgpCluster, *runningOperator, net.IP) {
 	t.Helper()
-	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"))
+	op := startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB))
 	op.waitReady(t)
 	if backend == "frr-k8s" {
 		c.applyOnceServed(t, guideExample(t, "frr-k8s"))
 	}
 	c.applyOnceServed(t, guideExample(t, "bgp"))
 	if holdTime != "" {
-		kubectl(t, c.env, "patch", "bgppeer.v1beta2.metallb.io", "router", "-n", metallbNamespace, "--type=merge",
+		kubectl(t, c.Env, "patch", "bgppeer.v1beta2.metallb.io", "router", "-n", metallbNamespace, "--type=merge",
 			"-p", `{"spec":{"holdTime":"`+holdTime+`"}}`)
 	}
-	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
+	c.waitMetallb(t, release.MetalLB, 3*time.Minute)
 	ip := c.exposeService(t)
 	c.waitNextHops(t, ip, c.nodeNames()...)
 	return c, op, ip
@@ -100,9 +102,9 @@ func TestBGPAnnounce(t *testing.T) {
 			c.waitFRRConfigured(t)
 		}
 		c.waitServiceBGPStatus(t, c.nodeNames()...)
-		kubectl(t, c.env, "patch", "service", "web", "-n", "default", "--type=merge", "-p", `{"spec":{"externalTrafficPolicy":"Local"}}`)
-		c.waitNextHops(t, ip, c.nodes[0].Name)
-		c.waitServiceBGPStatus(t, c.nodes[0].Name)
+		kubectl(t, c.Env, "patch", "service", "web", "-n", "default", "--type=merge", "-p", `{"spec":{"externalTrafficPolicy":"Local"}}`)
+		c.waitNextHops(t, ip, c.Nodes[0].Name)
+		c.waitServiceBGPStatus(t, c.Nodes[0].Name)
 	})
 }
 
@@ -118,7 +120,7 @@ func (c *bgpCluster) waitServiceBGPStatus(t *testing.T, nodes ...string) {
 	}
 	var got []string
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		out, _ := kubectlErr(c.env, "get", "servicebgpstatuses", "-n", metallbNamespace, "-o",
+		out, _ := kubectlErr(c.Env, "get", "servicebgpstatuses", "-n", metallbNamespace, "-o",
 			`jsonpath={range .items[*]}{.status.node} {.status.serviceNamespace}/{.status.serviceName} {.status.peers}{"\n"}{end}`)
 		got = nil
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -172,7 +174,7 @@ func (c *bgpCluster) nextHops(ctx context.Context, ip net.IP) ([]string, error) 
 
 // nodeAt names the node with an address, or returns the address.
 func (c *bgpCluster) nodeAt(addr net.IP) string {
-	for _, n := range c.nodes {
+	for _, n := range c.Nodes {
 		if n.InternalIP == addr.String() {
 			return n.Name
 		}
@@ -182,7 +184,7 @@ func (c *bgpCluster) nodeAt(addr net.IP) string {
 
 func (c *bgpCluster) nodeNames() []string {
 	var names []string
-	for _, n := range c.nodes {
+	for _, n := range c.Nodes {
 		names = append(names, n.Name)
 	}
 	return names
@@ -222,12 +224,12 @@ func nodeDies(t *testing.T, hold time.Duration, backend string) {
 func (c *bgpCluster) killNode(t *testing.T, ip net.IP, timeout time.Duration) (string, time.Duration, []nextHopSample) {
 	t.Helper()
 	s := c.sampleNextHops(t, ip)
-	dead := c.nodes[len(c.nodes)-1].Name
+	dead := c.Nodes[len(c.Nodes)-1].Name
 	died := time.Now()
-	if err := c.net.Disconnect(dead); err != nil {
+	if err := c.Net.Disconnect(dead); err != nil {
 		t.Fatal(err)
 	}
-	c.runner.StopNode(dead, syscall.SIGKILL)
+	c.Runner.StopNode(dead, syscall.SIGKILL)
 	others := slices.DeleteFunc(c.nodeNames(), func(n string) bool { return n == dead })
 	c.waitNextHopsWithin(t, timeout, ip, others...)
 	samples := s.stop()
@@ -352,9 +354,9 @@ func TestBGPUpgrade(t *testing.T) {
 		order := c.watchWorkloads(t)
 		s := c.sampleNextHops(t, ip)
 		op.stop(t)
-		op = startOperator(t, c.env, release("4.22.1", "v0.16.1-1"))
+		op = startOperator(t, c.Env, cluster.Release("4.22.1", release.MetalLB+"-1"))
 		op.waitReady(t)
-		c.waitMetallb(t, "v0.16.1-1", 5*time.Minute)
+		c.waitMetallb(t, release.MetalLB+"-1", 5*time.Minute)
 		c.waitSpeakerRollout(t)
 		c.waitNextHops(t, ip, c.nodeNames()...)
 		samples := s.stop()
@@ -362,9 +364,9 @@ func TestBGPUpgrade(t *testing.T) {
 		absent, who := longestAbsence(samples, c.nodeNames())
 		fewest := fewestNextHops(samples)
 		t.Logf("BGP UPGRADE (%s): %d samples; fewest next hops %d of %d; longest a node was missing: %s (%s)",
-			backend, len(samples), fewest, len(c.nodes), absent.Round(10*time.Millisecond), who)
-		if fewest < len(c.nodes)-1 {
-			t.Errorf("the router was down to %d next hops to %s during the upgrade; maxUnavailable 1 allows one node fewer than %d", fewest, ip, len(c.nodes))
+			backend, len(samples), fewest, len(c.Nodes), absent.Round(10*time.Millisecond), who)
+		if fewest < len(c.Nodes)-1 {
+			t.Errorf("the router was down to %d next hops to %s during the upgrade; maxUnavailable 1 allows one node fewer than %d", fewest, ip, len(c.Nodes))
 		}
 		if backend == "frr-k8s" {
 			// CRDs aside, the controller first, then frr-k8s ready on every node,
@@ -386,18 +388,18 @@ func TestBGPDeactivate(t *testing.T) {
 		if backend == "frr-k8s" {
 			c.applyOnceServed(t, guideExample(t, "frr-configuration"))
 		}
-		kubectl(t, c.env, "delete", "-n", metallbNamespace, "ipaddresspool/datacenter", "bgpadvertisement/datacenter")
+		kubectl(t, c.Env, "delete", "-n", metallbNamespace, "ipaddresspool/datacenter", "bgpadvertisement/datacenter")
 		c.waitNextHops(t, ip)
-		kubectl(t, c.env, "get", "-n", metallbNamespace, "daemonset/speaker", "bgppeer.v1beta2.metallb.io/router")
+		kubectl(t, c.Env, "get", "-n", metallbNamespace, "daemonset/speaker", "bgppeer.v1beta2.metallb.io/router")
 
-		kubectl(t, c.env, "delete", "-n", metallbNamespace, "bgppeer.v1beta2.metallb.io/router", "metallb/metallb", "--ignore-not-found")
+		kubectl(t, c.Env, "delete", "-n", metallbNamespace, "bgppeer.v1beta2.metallb.io/router", "metallb/metallb", "--ignore-not-found")
 		c.waitWorkloadsGone(t)
 		c.waitSessions(t, 0)
-		kubectl(t, c.env, "get", "crd", "bgppeers.metallb.io", "ipaddresspools.metallb.io")
-		kubectl(t, c.env, "get", "-n", metallbNamespace, "secret/memberlist")
+		kubectl(t, c.Env, "get", "crd", "bgppeers.metallb.io", "ipaddresspools.metallb.io")
+		kubectl(t, c.Env, "get", "-n", metallbNamespace, "secret/memberlist")
 		if backend == "frr-k8s" {
-			kubectl(t, c.env, "get", "crd", "frrconfigurations.frrk8s.metallb.io", "frrnodestates.frrk8s.metallb.io")
-			kubectl(t, c.env, "get", "-n", metallbNamespace, "frrconfiguration/accept-routes")
+			kubectl(t, c.Env, "get", "crd", "frrconfigurations.frrk8s.metallb.io", "frrnodestates.frrk8s.metallb.io")
+			kubectl(t, c.Env, "get", "-n", metallbNamespace, "frrconfiguration/accept-routes")
 		}
 	})
 }
@@ -461,10 +463,10 @@ spec:
 // v1beta1 with them too, without what v1beta1 cannot hold.
 func TestBGPPeerConversion(t *testing.T) {
 	c := newMetallbCluster(t)
-	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"))
+	op := startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB))
 	op.waitReady(t)
 	c.configure(t)
-	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
+	c.waitMetallb(t, release.MetalLB, 3*time.Minute)
 	waitConversion(t, c, "Webhook")
 	c.applyOnceServed(t, writeTemp(t, securedPeer+"---\n"+legacyPeer))
 
@@ -475,7 +477,7 @@ func TestBGPPeerConversion(t *testing.T) {
 	if got := peerSpec(t, c, "v1beta1", "secured"); got != `{"holdTime":"0s","keepaliveTime":"0s","myASN":64500,"peerASN":64501,"peerAddress":"192.0.2.3","peerPort":179}` {
 		t.Errorf("the v1beta2 peer reads as v1beta1 %s: not as MetalLB's converter makes it", got)
 	}
-	managers := kubectl(t, c.env, "get", "crd", "bgppeers.metallb.io", "--show-managed-fields", "-o", "json")
+	managers := kubectl(t, c.Env, "get", "crd", "bgppeers.metallb.io", "--show-managed-fields", "-o", "json")
 	assertCABundleNotOurs(t, managers)
 }
 
@@ -485,9 +487,9 @@ func TestBGPPeerConversion(t *testing.T) {
 func TestBGPPeerConversionWithoutWebhooks(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
 	createNamespaces(t, env, operatorNamespace)
-	op := startOperator(t, env, release("4.22.0", "v0.16.1"), "--platform=BareMetal", "--metallb-webhooks=false")
+	op := startOperator(t, env, cluster.Release("4.22.0", release.MetalLB), "--platform=BareMetal", "--metallb-webhooks=false")
 	op.waitReady(t)
-	c := &metallbCluster{env: env}
+	c := &metallbCluster{&cluster.Cluster{Env: env}}
 	waitConversion(t, c, "None")
 	applyOnceServed(t, env, writeTemp(t, securedPeer+"---\n"+legacyPeer))
 	if got := peerSpec(t, c, "v1beta2", "legacy"); got != `{"disableMP":false,"dualStackAddressFamily":false,"myASN":64500,"peerASN":64501,"peerAddress":"192.0.2.3","peerPort":179}` {
@@ -504,7 +506,7 @@ func waitConversion(t *testing.T, c *metallbCluster, strategy string) {
 	t.Helper()
 	var got string
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		got, _ = kubectlErr(c.env, "get", "crd", "bgppeers.metallb.io", "-o",
+		got, _ = kubectlErr(c.Env, "get", "crd", "bgppeers.metallb.io", "-o",
 			`jsonpath={.spec.conversion.strategy} {.spec.conversion.webhook.clientConfig.caBundle}`)
 		s, ca, _ := strings.Cut(got, " ")
 		return s == strategy && (strategy != "Webhook" || ca != ""), nil
@@ -517,7 +519,7 @@ func waitConversion(t *testing.T, c *metallbCluster, strategy string) {
 // peerSpec reads a BGPPeer's spec in a version, as JSON.
 func peerSpec(t *testing.T, c *metallbCluster, version, name string) string {
 	t.Helper()
-	out := kubectl(t, c.env, "get", "bgppeers."+version+".metallb.io", name, "-n", metallbNamespace, "-o", "jsonpath={.spec}")
+	out := kubectl(t, c.Env, "get", "bgppeers."+version+".metallb.io", name, "-n", metallbNamespace, "-o", "jsonpath={.spec}")
 	_, spec, _ := strings.Cut(out, "{") // past kubectl's deprecation warning for v1beta1
 	return "{" + spec
 }
@@ -557,7 +559,7 @@ func assertCABundleNotOurs(t *testing.T, crdJSON string) {
 // only BGP would announce, with no BGPPeer left.
 func TestBGPMistakesAreTold(t *testing.T) {
 	c, _, _ := newBGPServing(t, "", "native")
-	kubectl(t, c.env, "apply", "-f", writeTemp(t, "apiVersion: metallb.io/v1beta1\nkind: MetalLB\nmetadata:\n  name: metallb\n  namespace: metallb-system\n"))
+	kubectl(t, c.Env, "apply", "-f", writeTemp(t, "apiVersion: metallb.io/v1beta1\nkind: MetalLB\nmetadata:\n  name: metallb\n  namespace: metallb-system\n"))
 	c.applyOnceServed(t, writeTemp(t, `apiVersion: metallb.io/v1beta1
 kind: BGPAdvertisement
 metadata:
@@ -587,15 +589,15 @@ spec:
 		"ConfigurationInvalid": "secret ref not found for peer config \"metallb-system\"/\"secured\"",
 	}
 	for reason, want := range told {
-		if note := strings.Join(waitEventNotes(t, c.env, reason), "\n"); !strings.Contains(note, want) {
+		if note := strings.Join(waitEventNotes(t, c.Env, reason), "\n"); !strings.Contains(note, want) {
 			t.Errorf("the %s Event says %q, not %q", reason, note, want)
 		}
 	}
 	c.waitMetalLBMessage(t, "Degraded", "False", slices.Collect(maps.Values(told))...)
 
-	kubectl(t, c.env, "delete", "-n", metallbNamespace, "bgppeer.v1beta2.metallb.io/router", "bgppeer.v1beta2.metallb.io/secured")
+	kubectl(t, c.Env, "delete", "-n", metallbNamespace, "bgppeer.v1beta2.metallb.io/router", "bgppeer.v1beta2.metallb.io/secured")
 	want := "IPAddressPool metallb-system/datacenter is announced only by BGP (BGPAdvertisement datacenter), and no BGPPeer exists"
-	if note := strings.Join(waitEventNotes(t, c.env, "NoBGPPeer"), "\n"); !strings.Contains(note, want) {
+	if note := strings.Join(waitEventNotes(t, c.Env, "NoBGPPeer"), "\n"); !strings.Contains(note, want) {
 		t.Errorf("the NoBGPPeer Event says %q, not %q", note, want)
 	}
 	c.waitMetalLBMessage(t, "Degraded", "False", want)
@@ -608,7 +610,7 @@ func (c *metallbCluster) waitMetalLBMessage(t *testing.T, typ, status string, wa
 	var got string
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		condition := `{.status.conditions[?(@.type=="` + typ + `")]`
-		got, _ = kubectlErr(c.env, "get", "metallb", "metallb", "-n", metallbNamespace, "-o", "jsonpath="+condition+".status} "+condition+".message}")
+		got, _ = kubectlErr(c.Env, "get", "metallb", "metallb", "-n", metallbNamespace, "-o", "jsonpath="+condition+".status} "+condition+".message}")
 		if !strings.HasPrefix(got, status+" ") {
 			return false, nil
 		}

@@ -8,6 +8,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 )
 
 // Deactivate: deleting the advertisement and the pool (through MetalLB's own
@@ -17,10 +19,10 @@ func TestDeactivate(t *testing.T) {
 	c, _, ip, _ := newServingCluster(t)
 	key := c.memberlistKey(t)
 
-	kubectl(t, c.env, "delete", "-n", metallbNamespace, "l2advertisement/l2", "ipaddresspool/pool")
+	kubectl(t, c.Env, "delete", "-n", metallbNamespace, "l2advertisement/l2", "ipaddresspool/pool")
 	c.waitWorkloadsGone(t)
 	for range 10 {
-		if mac, err := c.neighbors.Probe(ip, 100*time.Millisecond); err != nil || mac != nil {
+		if mac, err := c.Neighbors.Probe(ip, 100*time.Millisecond); err != nil || mac != nil {
 			t.Fatalf("%s is still answered (by %s, error %v) after MetalLB was deactivated", ip, mac, err)
 		}
 	}
@@ -28,7 +30,7 @@ func TestDeactivate(t *testing.T) {
 		t.Error("the memberlist key changed or went on deactivation")
 	}
 	for _, crd := range []string{"ipaddresspools.metallb.io", "l2advertisements.metallb.io", "bgppeers.metallb.io"} {
-		kubectl(t, c.env, "get", "crd", crd)
+		kubectl(t, c.Env, "get", "crd", crd)
 	}
 	t.Logf("after deactivation, %s is not answered; the CRDs and the memberlist key remain", ip)
 }
@@ -38,16 +40,16 @@ func (c *metallbCluster) waitWorkloadsGone(t *testing.T) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		for _, name := range []string{"controller", "frr-k8s-statuscleaner"} {
-			if _, err := c.client.AppsV1().Deployments(metallbNamespace).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			if _, err := c.Client.AppsV1().Deployments(metallbNamespace).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				return false, nil
 			}
 		}
 		for _, name := range []string{"speaker", "frr-k8s-daemon"} {
-			if _, err := c.client.AppsV1().DaemonSets(metallbNamespace).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			if _, err := c.Client.AppsV1().DaemonSets(metallbNamespace).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				return false, nil
 			}
 		}
-		pods, err := c.client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: runnerPods})
+		pods, err := c.Client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: cluster.RunnerPods})
 		return err == nil && len(pods.Items) == 0, nil
 	})
 	if err != nil {

@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 )
 
 // Beside the upstream metallb-operator, installed by OLM with its own MetalLB
@@ -31,7 +33,7 @@ func TestStandsDownBesideAnotherMetalLBOperator(t *testing.T) {
 	crdBefore := kubectl(t, env, "get", "crd", "metallbs.metallb.io", "-o", "jsonpath={.metadata.resourceVersion} {.metadata.managedFields}")
 	objBefore := kubectl(t, env, "get", "metallb", "metallb", "-n", "metallb-system", "-o", "jsonpath={.metadata.resourceVersion}")
 
-	op := startOperator(t, env, release("4.22.0", "v0.16.1"), "--kubeconfig="+serviceAccountKubeconfig(t, env), "--platform=BareMetal")
+	op := startOperator(t, env, cluster.Release("4.22.0", release.MetalLB), "--kubeconfig="+serviceAccountKubeconfig(t, env), "--platform=BareMetal")
 	op.waitReady(t)
 	waitClusterOperatorCondition(t, env, "Available", "True ManagedElsewhere")
 	select {

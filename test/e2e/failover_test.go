@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
+	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 )
 
 // failoverRuns is how many hard failovers each profile is measured over;
@@ -59,7 +61,7 @@ var profiles = []profile{
 // The figures go to docs/benchmarks.md.
 func TestFailover(t *testing.T) {
 	c := newMetallbCluster(t)
-	startOperator(t, c.env, release("4.22.0", "v0.16.1")).waitReady(t)
+	startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB)).waitReady(t)
 	c.configureDualStack(t)
 	c.waitProfile(t, profiles[0].probeInterval)
 	ips := c.expose(t, "web-dual", corev1.IPv4Protocol, corev1.IPv6Protocol)
@@ -129,7 +131,7 @@ func (c *metallbCluster) failover(t *testing.T, ips []net.IP, sig syscall.Signal
 		c.waitAnswer(t, watches[i], func(a answer) bool { return a.node == node }, 10*time.Second, "%s answering for %s", node, ip)
 	}
 	stopped := time.Now()
-	if err := c.runner.SignalPod(pod, sig); err != nil {
+	if err := c.Runner.SignalPod(pod, sig); err != nil {
 		t.Fatal(err)
 	}
 	other := func(a answer) bool { return a.at.After(stopped) && a.node != "" && a.node != node }
@@ -139,7 +141,7 @@ func (c *metallbCluster) failover(t *testing.T, ips []net.IP, sig syscall.Signal
 		watches[i].end()
 		gaps[family(ip)] = a.at.Sub(stopped)
 	}
-	if err := c.client.CoreV1().Pods(metallbNamespace).Delete(t.Context(), pod, metav1.DeleteOptions{}); err != nil {
+	if err := c.Client.CoreV1().Pods(metallbNamespace).Delete(t.Context(), pod, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return gaps
@@ -171,7 +173,7 @@ func (c *metallbCluster) settledAnswerer(t *testing.T, ips []net.IP) string {
 	err := wait.PollUntilContextTimeout(t.Context(), probeEvery, time.Minute, true, func(context.Context) (bool, error) {
 		one, alone := "", true
 		for _, ip := range ips {
-			macs, err := c.neighbors.Answers(ip, 100*time.Millisecond)
+			macs, err := c.Neighbors.Answers(ip, 100*time.Millisecond)
 			if err != nil {
 				return false, err
 			}
@@ -217,7 +219,7 @@ func (c *metallbCluster) waitProfile(t *testing.T, probeInterval string) {
 	t.Helper()
 	var last string
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		cm, err := c.client.CoreV1().ConfigMaps(metallbNamespace).Get(ctx, "metallb-memberlist-config", metav1.GetOptions{})
+		cm, err := c.Client.CoreV1().ConfigMaps(metallbNamespace).Get(ctx, "metallb-memberlist-config", metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()
 			return false, nil
@@ -230,13 +232,13 @@ func (c *metallbCluster) waitProfile(t *testing.T, probeInterval string) {
 		if len(fields) != memberlistFields {
 			t.Fatalf("config.json has %d fields, want the %d MetalLB's speaker reads: %s", len(fields), memberlistFields, cm.Data["config.json"])
 		}
-		ds, err := c.client.AppsV1().DaemonSets(metallbNamespace).Get(ctx, "speaker", metav1.GetOptions{})
+		ds, err := c.Client.AppsV1().DaemonSets(metallbNamespace).Get(ctx, "speaker", metav1.GetOptions{})
 		if err != nil || !daemonSetDone(ds) {
 			last = "the speaker DaemonSet is rolling out"
 			return false, nil
 		}
 		digest := ds.Spec.Template.Annotations[manifests.MemberlistConfigAnnotation]
-		pods, err := c.client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: "component=speaker"})
+		pods, err := c.Client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: "component=speaker"})
 		if err != nil {
 			return false, nil
 		}
@@ -246,15 +248,15 @@ func (c *metallbCluster) waitProfile(t *testing.T, probeInterval string) {
 				ready++
 			}
 		}
-		last = fmt.Sprintf("%d of %d speakers ready with digest %s", ready, len(c.nodes), digest)
-		return ready == len(c.nodes) && len(pods.Items) == len(c.nodes), nil
+		last = fmt.Sprintf("%d of %d speakers ready with digest %s", ready, len(c.Nodes), digest)
+		return ready == len(c.Nodes) && len(pods.Items) == len(c.Nodes), nil
 	})
 	if err != nil {
 		t.Fatalf("the speakers did not run with ProbeInterval %s within 3 minutes: %s", probeInterval, last)
 	}
 }
 
-// memberlistFields is how many fields MetalLB v0.16.1's speaker reads from
+// memberlistFields is how many fields the operand's speaker reads from
 // config.json (internal/speakerlist's memberlistFileConfig).
 const memberlistFields = 19
 

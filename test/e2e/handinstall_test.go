@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 )
 
 // MetalLB of the previous release installed by hand, as upstream's docs say
@@ -15,8 +15,8 @@ import (
 // takeover and upgrade stories start from this cluster.
 func TestHandInstalledPreviousReleaseAnswers(t *testing.T) {
 	c := newMetallbCluster(t)
-	c.handInstall(t, testenv.PreviousMetalLB)
-	c.waitMetallb(t, testenv.PreviousMetalLB, 3*time.Minute)
+	c.handInstall(t, release.PreviousMetalLB)
+	c.waitMetallb(t, release.PreviousMetalLB, 3*time.Minute)
 	c.configure(t)
 	ip := c.exposeService(t)
 	t.Logf("%s answered by %s", ip, c.answerer(t, ip, 30*time.Second))
@@ -24,10 +24,10 @@ func TestHandInstalledPreviousReleaseAnswers(t *testing.T) {
 
 // handInstall applies upstream's native manifest of a release, copied into
 // testdata by `make update-bindata`.
-func (c *metallbCluster) handInstall(t *testing.T, release string) {
+func (c *metallbCluster) handInstall(t *testing.T, version string) {
 	t.Helper()
-	manifest := filepath.Join("testdata", "metallb-native-"+release+".yaml")
-	if out, err := kubectlErr(c.env, "apply", "-f", manifest); err != nil {
+	manifest := filepath.Join("testdata", "metallb-native-"+version+".yaml")
+	if out, err := kubectlErr(c.Env, "apply", "-f", manifest); err != nil {
 		t.Fatalf("kubectl apply -f %s: %v\n%s", manifest, err, out)
 	}
 }

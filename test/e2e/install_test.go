@@ -13,7 +13,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 )
 
 const (
@@ -32,42 +34,42 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	c := newMetallbCluster(t, func(o *testenv.Options) { o.Audit = true })
 	c.installOpenShiftAPIs(t)
 
-	t.Logf("kubectl apply -k manifests/:\n%s", kubectl(t, c.env, "apply", "-k", manifestsDir))
-	kubectl(t, c.env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
+	t.Logf("kubectl apply -k manifests/:\n%s", kubectl(t, c.Env, "apply", "-k", manifestsDir))
+	kubectl(t, c.Env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
 	kubeconfig := c.serviceAccountKubeconfig(t)
 	// The memberlist key a hand install left, handed over as the user guide says.
-	kubectl(t, c.env, "create", "secret", "generic", "memberlist", "-n", "metallb-system", "--from-literal=secretkey="+strings.Repeat("k", 128))
-	kubectl(t, c.env, "annotate", "namespace", "metallb-system", "networkoperator.openshift.io/adopt-metallb=true")
+	kubectl(t, c.Env, "create", "secret", "generic", "memberlist", "-n", "metallb-system", "--from-literal=secretkey="+strings.Repeat("k", 128))
+	kubectl(t, c.Env, "annotate", "namespace", "metallb-system", "networkoperator.openshift.io/adopt-metallb=true")
 
 	// A rollout waits for MetalLB's readiness probes (10 s): with a short hung
 	// timeout it is reported hung on the way, as a stuck one would be.
 	hung := "--rollout-hung-timeout=5s"
-	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"), "--kubeconfig="+kubeconfig, hung)
+	op := startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB), "--kubeconfig="+kubeconfig, hung)
 	op.waitReady(t)
 	// The user guide's steps, with its examples.
 	activate, tune := guideExample(t, "activate"), guideExample(t, "tune")
 	c.applyOnceServed(t, activate)
-	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
-	if got := kubectl(t, c.env, "get", "secret", "memberlist", "-n", "metallb-system", "-o", "jsonpath={.metadata.labels.app\\.kubernetes\\.io/managed-by}"); got != "cluster-network-operator" {
+	c.waitMetallb(t, release.MetalLB, 3*time.Minute)
+	if got := kubectl(t, c.Env, "get", "secret", "memberlist", "-n", "metallb-system", "-o", "jsonpath={.metadata.labels.app\\.kubernetes\\.io/managed-by}"); got != "cluster-network-operator" {
 		t.Errorf("the memberlist Secret left by a hand install was not adopted: managed-by %q", got)
 	}
 	// Scraped as Prometheus would be: the operator asks the API server who the
 	// token is and whether it may get /metrics.
-	assertMetricsGuarded(t, c.env, op)
-	assertMetrics(t, c.env, op, []string{`cluster_network_operator_operand_active{operand="metallb"} 1`})
+	assertMetricsGuarded(t, c.Env, op)
+	assertMetrics(t, c.Env, op, []string{`cluster_network_operator_operand_active{operand="metallb"} 1`})
 	// A Service of the node-address mode's class, beside MetalLB: the
 	// nodes' addresses, written into its status.
-	kubectl(t, c.env, "apply", "-f", guideExample(t, "node-address"))
+	kubectl(t, c.Env, "apply", "-f", guideExample(t, "node-address"))
 	c.waitIngress(t, "web-on-nodes", time.Minute, c.nodeIPs())
 
-	kubectl(t, c.env, "apply", "-f", tune)
+	kubectl(t, c.Env, "apply", "-f", tune)
 	c.waitPods(t, "MetalLB with --log-level=debug", 3*time.Minute, func(p *corev1.Pod) bool {
 		return strings.Contains(strings.Join(p.Spec.Containers[0].Args, " "), "--log-level=debug")
 	})
 	c.waitClusterOperatorVersion(t, "4.22.0")
 	// The frr-k8s backend, which the operator deploys and upgrades as an
 	// operand of its own.
-	kubectl(t, c.env, "apply", "-f", guideExample(t, "frr-k8s"))
+	kubectl(t, c.Env, "apply", "-f", guideExample(t, "frr-k8s"))
 	c.waitPods(t, "speakers with frr-k8s", 3*time.Minute, func(p *corev1.Pod) bool {
 		return p.Labels["component"] != "speaker" || slices.ContainsFunc(p.Spec.Containers[0].Env, func(e corev1.EnvVar) bool {
 			return e.Name == "METALLB_BGP_TYPE" && e.Value == "frr-k8s"
@@ -75,16 +77,16 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	})
 
 	op.stop(t)
-	op = startOperator(t, c.env, release("4.22.1", "v0.16.1-1"), "--kubeconfig="+kubeconfig, hung)
+	op = startOperator(t, c.Env, cluster.Release("4.22.1", release.MetalLB+"-1"), "--kubeconfig="+kubeconfig, hung)
 	op.waitReady(t)
-	c.waitMetallb(t, "v0.16.1-1", 5*time.Minute)
+	c.waitMetallb(t, release.MetalLB+"-1", 5*time.Minute)
 	c.waitClusterOperatorVersion(t, "4.22.1")
 
-	kubectl(t, c.env, "delete", "-f", tune, "-f", activate) // tune names the MetalLB object, now with frr-k8s
+	kubectl(t, c.Env, "delete", "-f", tune, "-f", activate) // tune names the MetalLB object, now with frr-k8s
 	c.waitWorkloadsGone(t)
 	op.stop(t)
 
-	used := readAudit(t, c.env.AuditLog, operatorAccount)
+	used := readAudit(t, c.Env.AuditLog, operatorAccount)
 	grants := readGrants(t, manifestsDir)
 	checkGrants(t, grants, used)
 }
@@ -93,17 +95,17 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 // writes where they exist, and a bare-metal Infrastructure.
 func (c *metallbCluster) installOpenShiftAPIs(t *testing.T) {
 	t.Helper()
-	kubectl(t, c.env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml", "-f", "testdata/infrastructures-crd.yaml")
-	kubectl(t, c.env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io", "crd/infrastructures.config.openshift.io")
-	kubectl(t, c.env, "apply", "-f", writeTemp(t, "apiVersion: config.openshift.io/v1\nkind: Infrastructure\nmetadata:\n  name: cluster\n"))
-	kubectl(t, c.env, "patch", "infrastructure", "cluster", "--subresource=status", "--type=merge", "-p", `{"status":{"platformStatus":{"type":"BareMetal"}}}`)
+	kubectl(t, c.Env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml", "-f", "testdata/infrastructures-crd.yaml")
+	kubectl(t, c.Env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io", "crd/infrastructures.config.openshift.io")
+	kubectl(t, c.Env, "apply", "-f", writeTemp(t, "apiVersion: config.openshift.io/v1\nkind: Infrastructure\nmetadata:\n  name: cluster\n"))
+	kubectl(t, c.Env, "patch", "infrastructure", "cluster", "--subresource=status", "--type=merge", "-p", `{"status":{"platformStatus":{"type":"BareMetal"}}}`)
 }
 
 // serviceAccountKubeconfig writes a kubeconfig with a token of the operator's
 // service account, and nothing else.
 func (c *metallbCluster) serviceAccountKubeconfig(t *testing.T) string {
 	t.Helper()
-	return serviceAccountKubeconfig(t, c.env)
+	return serviceAccountKubeconfig(t, c.Env)
 }
 
 func serviceAccountKubeconfig(t *testing.T, env *testenv.Env) string {
@@ -129,7 +131,7 @@ func (c *metallbCluster) waitClusterOperatorVersion(t *testing.T, version string
 	t.Helper()
 	var out string
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		out, _ = kubectlErr(c.env, "get", "clusteroperator", "metallb", "--no-headers")
+		out, _ = kubectlErr(c.Env, "get", "clusteroperator", "metallb", "--no-headers")
 		return strings.HasPrefix(strings.Join(strings.Fields(out), " "), "metallb "+version+" True False False"), nil
 	})
 	if err != nil {

@@ -22,17 +22,17 @@ import (
 // the Service's port; another node's address, not listed, is not answered.
 func TestKubeProxyCarriesNodeAddressTraffic(t *testing.T) {
 	c := newMetallbCluster(t)
-	if err := c.net.RoutePodsThroughNodes(); err != nil {
+	if err := c.Net.RoutePodsThroughNodes(); err != nil {
 		t.Fatal(err)
 	}
 	c.startKubeProxy(t)
-	c.runBackend(t, "backend-0", c.nodes[1].Name)
+	c.runBackend(t, "backend-0", c.Nodes[1].Name)
 	c.createService(t, "web", "example.com/nobody")
-	listed, other := c.nodes[0].InternalIP, c.nodes[2].InternalIP
+	listed, other := c.Nodes[0].InternalIP, c.Nodes[2].InternalIP
 	c.setIngress(t, "web", listed)
 
 	c.assertAnswer(t, net.JoinHostPort(listed, "80"), "backend-0", time.Minute)
-	if body, err := c.net.Client.Get(net.JoinHostPort(other, "80"), time.Second); err == nil {
+	if body, err := c.Net.Client.Get(net.JoinHostPort(other, "80"), time.Second); err == nil {
 		t.Errorf("%s, not in the Service's status, answered %q", other, body)
 	}
 }
@@ -42,9 +42,9 @@ func TestKubeProxyCarriesNodeAddressTraffic(t *testing.T) {
 // mode and clear of the machine-wide conntrack settings.
 func (c *metallbCluster) startKubeProxy(t *testing.T) {
 	t.Helper()
-	kubectl(t, c.env, "apply", "-f", "testdata/kube-proxy.yaml")
+	kubectl(t, c.Env, "apply", "-f", "testdata/kube-proxy.yaml")
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		pods, err := c.client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "app=kube-proxy"})
+		pods, err := c.Client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "app=kube-proxy"})
 		if err != nil {
 			return false, nil
 		}
@@ -54,10 +54,10 @@ func (c *metallbCluster) startKubeProxy(t *testing.T) {
 				ready++
 			}
 		}
-		return ready == len(c.nodes), nil
+		return ready == len(c.Nodes), nil
 	})
 	if err != nil {
-		t.Fatalf("kube-proxy did not become ready on every node: %v\n%s", err, c.runner.LogTails(30))
+		t.Fatalf("kube-proxy did not become ready on every node: %v\n%s", err, c.Runner.LogTails(30))
 	}
 }
 
@@ -73,11 +73,11 @@ func (c *metallbCluster) runBackend(t *testing.T, name, node string) {
 			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(8080)}}, PeriodSeconds: 1},
 		}}},
 	}
-	if _, err := c.client.CoreV1().Pods("default").Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.CoreV1().Pods("default").Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		p, err := c.client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		p, err := c.Client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
 		return err == nil && podReady(p), nil
 	})
 	if err != nil {
@@ -101,7 +101,7 @@ func (c *metallbCluster) createService(t *testing.T, name, class string, options
 	for _, o := range options {
 		o(svc)
 	}
-	if _, err := c.client.CoreV1().Services("default").Create(t.Context(), svc, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.CoreV1().Services("default").Create(t.Context(), svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -115,7 +115,7 @@ func (c *metallbCluster) setIngress(t *testing.T, name string, ips ...string) {
 		status.LoadBalancer.WithIngress(corev1ac.LoadBalancerIngress().WithIP(ip).WithIPMode(corev1.LoadBalancerIPModeVIP))
 	}
 	apply := corev1ac.Service(name, "default").WithStatus(status)
-	if _, err := c.client.CoreV1().Services("default").ApplyStatus(t.Context(), apply, metav1.ApplyOptions{FieldManager: "e2e", Force: true}); err != nil {
+	if _, err := c.Client.CoreV1().Services("default").ApplyStatus(t.Context(), apply, metav1.ApplyOptions{FieldManager: "e2e", Force: true}); err != nil {
 		t.Fatal(fmt.Errorf("writing %s's ingress: %w", name, err))
 	}
 }

@@ -16,11 +16,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
-	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
+	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 )
 
 const (
@@ -33,21 +33,13 @@ const (
 	dual6First, dual6Last = "2001:db8::100", "2001:db8::110"
 )
 
-// metallbCluster is a control plane whose kwok nodes have network namespaces
-// on a test bridge, where the node runner runs the real MetalLB binaries for
-// the pods that the operator's Deployment and DaemonSet make.
-type metallbCluster struct {
-	env       *testenv.Env
-	client    kubernetes.Interface
-	net       *noderunner.Network
-	runner    *noderunner.Runner
-	neighbors *noderunner.NeighborProber
-	nodes     []testenv.Node
-}
+// metallbCluster is the cluster the MetalLB stories run on (test/e2e/cluster).
+type metallbCluster struct{ *cluster.Cluster }
 
-// newMetallbCluster starts it with three nodes; options may change the control
-// plane's. It skips the test, saying why, when not root: network namespaces
-// need it.
+// newMetallbCluster starts it; options may change the control plane's. It
+// stops it when the test ends, with MetalLB's and the control plane's logs
+// when the test failed. It skips the test, saying why, when not root: network
+// namespaces need it.
 func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallbCluster {
 	t.Helper()
 	if testing.Short() {
@@ -56,90 +48,29 @@ func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallb
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: the MetalLB end-to-end stories run the real speaker in network namespaces, which needs root (CI runs as root)")
 	}
-	c := &metallbCluster{nodes: testenv.Nodes(3)}
-	addrs := map[string]string{}
-	for _, n := range c.nodes {
-		addrs[n.Name] = n.InternalIP
-	}
-	var err error
-	if c.net, err = noderunner.NewNetwork(addrs); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.net.Close)
-	opts := testenv.Options{ControllerManager: true, Scheduler: true, Nodes: c.nodes,
-		KwokIgnoresPods: runnerPods, Address: noderunner.HostAddress}
-	for _, o := range options {
-		o(&opts)
-	}
-	c.env = testenv.New(t, opts)
-	c.client = kubernetes.NewForConfigOrDie(c.env.Config)
-	binaries, err := testenv.MetalLBBinaries()
-	if err != nil {
-		t.Fatal(err)
-	}
-	binaries["backend"] = backendBinary
-	c.runner, err = noderunner.Start(t.Context(), noderunner.Options{
-		Client: c.client, Network: c.net, APIServer: c.env.Config.Host,
-		Selector: runnerPods, Binaries: binaries, Images: runnerImages(t), Dir: t.TempDir(),
-		Logf: t.Logf,
+	testenv.StopOnInterrupt()
+	start := time.Now()
+	c, err := cluster.Start(t.Context(), cluster.Options{
+		ControlPlane: func(o *testenv.Options) {
+			for _, change := range options {
+				change(o)
+			}
+		},
+		Binaries: map[string]string{"backend": backendBinary}, Logf: t.Logf,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("cluster up in %s: kube-apiserver at %s", time.Since(start).Round(time.Millisecond), c.Env.Config.Host)
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("MetalLB's logs:\n%s", c.runner.LogTails(30))
+			t.Logf("MetalLB's logs:\n%s", c.Runner.LogTails(30))
+			t.Logf("control plane logs:\n%s", c.Env.LogProblems(20))
 		}
-		c.runner.Close()
+		c.Stop()
 	})
-	if c.neighbors, err = noderunner.NewNeighborProber(c.net.Client); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.neighbors.Close)
-	createNamespaces(t, c.env, operatorNamespace)
-	return c
-}
-
-// runnerPods are the pods the node runner runs, in any namespace: MetalLB's,
-// frr-k8s's (its DaemonSet's and its status cleaner's), kube-proxy's and the
-// backends that serve HTTP; kwok keeps the others.
-const runnerPods = "app in (metallb, frr-k8s, frr-k8s-webhook-server, kube-proxy, backend)"
-
-// runnerImages are the images of several files the runner runs: frr-k8s's and
-// FRR's, and kube-proxy's, which calls the node's iptables.
-func runnerImages(t *testing.T) map[string]noderunner.Image {
-	t.Helper()
-	images := frrK8sImages(t)
-	kubeProxy, err := testenv.Binary("kube-proxy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	images["kube-proxy"] = noderunner.Image{Files: map[string]string{"/kube-proxy": kubeProxy}, System: true}
-	return images
-}
-
-// frrK8sImages are frr-k8s's image, its programs as its Dockerfile places them
-// with the node's shell to copy them, and FRR's, Debian's frr package: the
-// image starts FRR's daemons with tini and its docker-start script, which the
-// package lacks; Debian's frrinit.sh starts them instead, and stops them on
-// SIGTERM, so that bgpd closes its sessions as a pod's FRR does when deleted.
-func frrK8sImages(t *testing.T) map[string]noderunner.Image {
-	t.Helper()
-	files := map[string]string{}
-	for inImage, binary := range map[string]string{"/frr-k8s": "frr-k8s", "/statuscleaner": "frr-k8s-statuscleaner",
-		"/frr-metrics": "frr-metrics", "/frr-status": "frr-status", "/frr-reloader.sh": "frr-reloader.sh"} {
-		var err error
-		if files[inImage], err = testenv.Binary(binary); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return map[string]noderunner.Image{
-		"frr-k8s": {Files: files, System: true},
-		"frr": {System: true, Commands: map[string][]string{
-			"/bin/sh -c /sbin/tini -- /usr/lib/frr/docker-start": {"/bin/sh", "-c",
-				"/usr/lib/frr/frrinit.sh start || exit 1; trap '/usr/lib/frr/frrinit.sh stop; exit 0' TERM; sleep infinity & wait $!"},
-		}},
-	}
+	createNamespaces(t, c.Env, operatorNamespace)
+	return &metallbCluster{c}
 }
 
 // newServingCluster is where the stories start: the operator of release
@@ -149,27 +80,12 @@ func frrK8sImages(t *testing.T) map[string]noderunner.Image {
 func newServingCluster(t *testing.T) (c *metallbCluster, op *runningOperator, ip net.IP, node string) {
 	t.Helper()
 	c = newMetallbCluster(t)
-	op = startOperator(t, c.env, release("4.22.0", "v0.16.1"))
+	op = startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB))
 	op.waitReady(t)
 	c.configure(t)
-	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
+	c.waitMetallb(t, release.MetalLB, 3*time.Minute)
 	ip = c.exposeService(t)
 	return c, op, ip, c.answerer(t, ip, 30*time.Second)
-}
-
-// release is what the operator is started with for a release: its version
-// and MetalLB's images, whose tags show which release a pod runs; and
-// frr-k8s's image, tagged like MetalLB's past v0.16.1 ("v0.16.1-1" gives
-// "v0.0.25-1"), so that an upgrade rolls it too.
-func release(version, tag string) []string {
-	frrK8sTag := "v0.0.25"
-	if suffix, ok := strings.CutPrefix(tag, "v0.16.1"); ok {
-		frrK8sTag += suffix
-	}
-	return []string{"RELEASE_VERSION=" + version,
-		"METALLB_CONTROLLER_IMAGE=quay.io/metallb/controller:" + tag,
-		"METALLB_SPEAKER_IMAGE=quay.io/metallb/speaker:" + tag,
-		"FRRK8S_IMAGE=quay.io/metallb/frr-k8s:" + frrK8sTag}
 }
 
 // configure creates the pool and the layer-2 advertisement, as a user does.
@@ -216,7 +132,7 @@ spec:
 // installed MetalLB's CRDs.
 func (c *metallbCluster) applyOnceServed(t *testing.T, file string) {
 	t.Helper()
-	applyOnceServed(t, c.env, file)
+	applyOnceServed(t, c.Env, file)
 }
 
 func applyOnceServed(t *testing.T, env *testenv.Env, file string) {
@@ -247,7 +163,7 @@ func (c *metallbCluster) waitPods(t *testing.T, what string, timeout time.Durati
 	t.Helper()
 	var last string
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		pods, err := c.client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app=metallb"})
+		pods, err := c.Client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app=metallb"})
 		if err != nil {
 			return false, nil
 		}
@@ -260,7 +176,7 @@ func (c *metallbCluster) waitPods(t *testing.T, what string, timeout time.Durati
 			states = append(states, fmt.Sprintf("%s on %s %s ready=%v", p.Name, p.Spec.NodeName, p.Spec.Containers[0].Image, podReady(&p)))
 		}
 		last = strings.Join(states, "; ")
-		return ready["controller"] == 1 && ready["speaker"] == len(c.nodes) && len(pods.Items) == len(c.nodes)+1, nil
+		return ready["controller"] == 1 && ready["speaker"] == len(c.Nodes) && len(pods.Items) == len(c.Nodes)+1, nil
 	})
 	if err != nil {
 		t.Fatalf("%s did not become ready on every node within %s: %s", what, timeout, last)
@@ -282,10 +198,10 @@ func (c *metallbCluster) expose(t *testing.T, name string, families ...corev1.IP
 	ctx := t.Context()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", Labels: map[string]string{"app": "web"}},
-		Spec: corev1.PodSpec{NodeName: c.nodes[0].Name, Containers: []corev1.Container{{Name: "web", Image: "registry.example.com/web:1",
+		Spec: corev1.PodSpec{NodeName: c.Nodes[0].Name, Containers: []corev1.Container{{Name: "web", Image: "registry.example.com/web:1",
 			Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}}},
 	}
-	if _, err := c.client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	svc := &corev1.Service{
@@ -296,12 +212,12 @@ func (c *metallbCluster) expose(t *testing.T, name string, families ...corev1.IP
 	if len(families) == 2 {
 		svc.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyRequireDualStack)
 	}
-	if _, err := c.client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var ips []net.IP
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		s, err := c.client.CoreV1().Services("default").Get(ctx, name, metav1.GetOptions{})
+		s, err := c.Client.CoreV1().Services("default").Get(ctx, name, metav1.GetOptions{})
 		if err != nil || len(s.Status.LoadBalancer.Ingress) < max(1, len(families)) {
 			return false, nil
 		}
@@ -323,7 +239,7 @@ func (c *metallbCluster) answerer(t *testing.T, ip net.IP, timeout time.Duration
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		mac, err := c.neighbors.Probe(ip, 200*time.Millisecond)
+		mac, err := c.Neighbors.Probe(ip, 200*time.Millisecond)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -338,13 +254,11 @@ func (c *metallbCluster) answerer(t *testing.T, ip net.IP, timeout time.Duration
 // nodeOf names the node with a MAC address.
 func (c *metallbCluster) nodeOf(t *testing.T, mac net.HardwareAddr) string {
 	t.Helper()
-	for _, n := range c.nodes {
-		if c.net.Node(n.Name).MAC.String() == mac.String() {
-			return n.Name
-		}
+	node, ok := c.NodeOf(mac)
+	if !ok {
+		t.Fatalf("an answer from %s, which is no node's", mac)
 	}
-	t.Fatalf("an answer from %s, which is no node's", mac)
-	return ""
+	return node
 }
 
 // readySince is when a pod became ready; zero when it is not.
@@ -399,8 +313,8 @@ func (c *metallbCluster) watchAnswers(t *testing.T, ip net.IP) *answerWatch {
 	t.Helper()
 	w := &answerWatch{stop: make(chan struct{}), done: make(chan struct{})}
 	macs := map[string]string{}
-	for _, n := range c.nodes {
-		macs[c.net.Node(n.Name).MAC.String()] = n.Name
+	for _, n := range c.Nodes {
+		macs[c.Net.Node(n.Name).MAC.String()] = n.Name
 	}
 	go func() {
 		defer close(w.done)
@@ -408,7 +322,7 @@ func (c *metallbCluster) watchAnswers(t *testing.T, ip net.IP) *answerWatch {
 		defer ticker.Stop()
 		for {
 			at := time.Now()
-			mac, err := c.neighbors.Probe(ip, probeEvery*9/10)
+			mac, err := c.Neighbors.Probe(ip, probeEvery*9/10)
 			a := answer{at: at}
 			if err == nil && mac != nil {
 				a.node = macs[mac.String()]

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress/decide"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
+	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 )
 
 // reflectedWithin is the issue's bound on how soon a change (a Service gone,
@@ -34,14 +36,14 @@ const reflectedWithin = 2 * time.Second
 // controller, and the classed ones keep their node addresses.
 func TestNodeAddressMode(t *testing.T) {
 	c := newMetallbCluster(t)
-	if err := c.net.RoutePodsThroughNodes(); err != nil {
+	if err := c.Net.RoutePodsThroughNodes(); err != nil {
 		t.Fatal(err)
 	}
-	op := startOperator(t, c.env, release("4.22.0", "v0.16.1"))
+	op := startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB))
 	op.waitReady(t)
 	c.startKubeProxy(t)
-	c.runBackend(t, "backend-0", c.nodes[1].Name)
-	kubectl(t, c.env, "apply", "-f", guideExample(t, "node-address-mode"))
+	c.runBackend(t, "backend-0", c.Nodes[1].Name)
+	kubectl(t, c.Env, "apply", "-f", guideExample(t, "node-address-mode"))
 	ipv4 := c.nodeIPs()
 
 	c.createService(t, "first", decide.Class)
@@ -58,23 +60,23 @@ func TestNodeAddressMode(t *testing.T) {
 	c.assertAnswer(t, net.JoinHostPort(ipv4[2], "80"), "backend-0", 30*time.Second)
 
 	c.createService(t, "local", decide.Class, withPort(8081), localPolicy)
-	c.waitIngress(t, "local", time.Minute, []string{c.nodes[1].InternalIP})
+	c.waitIngress(t, "local", time.Minute, []string{c.Nodes[1].InternalIP})
 
 	moved := "192.0.2.42"
-	c.setNodeAddresses(t, c.nodes[2].Name, moved)
+	c.setNodeAddresses(t, c.Nodes[2].Name, moved)
 	c.waitIngress(t, "second", reflectedWithin, []string{ipv4[0], ipv4[1], moved})
-	c.setNodeAddresses(t, c.nodes[2].Name, ipv4[2])
+	c.setNodeAddresses(t, c.Nodes[2].Name, ipv4[2])
 
 	ipv6 := c.dualStackNodes(t)
 	c.createService(t, "dual", decide.Class, withPort(8082), dualStack)
 	c.waitIngress(t, "dual", time.Minute, slices.Concat(ipv4, ipv6))
 
 	c.configure(t)
-	c.waitMetallb(t, "v0.16.1", 3*time.Minute)
+	c.waitMetallb(t, release.MetalLB, 3*time.Minute)
 	c.waitIngressFrom(t, "second", 2*time.Minute, "an address from the pool and nothing else", func(ips []string) bool {
 		return len(ips) == 1 && inPool(net.ParseIP(ips[0]))
 	})
-	c.assertIngress(t, "local", []string{c.nodes[1].InternalIP})
+	c.assertIngress(t, "local", []string{c.Nodes[1].InternalIP})
 	c.assertIngress(t, "dual", slices.Concat(ipv4, ipv6))
 }
 
@@ -83,7 +85,7 @@ func TestNodeAddressMode(t *testing.T) {
 // same second the lesser UID, a random one, counts as the older.
 func (c *metallbCluster) afterCreationSecondOf(t *testing.T, name string) {
 	t.Helper()
-	svc, err := c.client.CoreV1().Services("default").Get(t.Context(), name, metav1.GetOptions{})
+	svc, err := c.Client.CoreV1().Services("default").Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +98,7 @@ func (c *metallbCluster) afterCreationSecondOf(t *testing.T, name string) {
 // nodeIPs are the nodes' IPv4 addresses, in the order of their names.
 func (c *metallbCluster) nodeIPs() []string {
 	var out []string
-	for _, n := range c.nodes {
+	for _, n := range c.Nodes {
 		out = append(out, n.InternalIP)
 	}
 	return out
@@ -120,8 +122,8 @@ func dualStack(s *corev1.Service) {
 func (c *metallbCluster) dualStackNodes(t *testing.T) []string {
 	t.Helper()
 	var out []string
-	for _, n := range c.nodes {
-		ip6 := c.net.Node(n.Name).IP6.String()
+	for _, n := range c.Nodes {
+		ip6 := c.Net.Node(n.Name).IP6.String()
 		c.setNodeAddresses(t, n.Name, n.InternalIP, ip6)
 		out = append(out, ip6)
 	}
@@ -140,7 +142,7 @@ func (c *metallbCluster) setNodeAddresses(t *testing.T, node string, ips ...stri
 		t.Fatal(err)
 	}
 	patch := fmt.Sprintf(`{"status":{"addresses":%s}}`, list)
-	_, err = c.client.CoreV1().Nodes().Patch(t.Context(), node, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
+	_, err = c.Client.CoreV1().Nodes().Patch(t.Context(), node, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +161,7 @@ func (c *metallbCluster) waitIngressFrom(t *testing.T, name string, timeout time
 	start := time.Now()
 	var got []string
 	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		svc, err := c.client.CoreV1().Services("default").Get(ctx, name, metav1.GetOptions{})
+		svc, err := c.Client.CoreV1().Services("default").Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -175,7 +177,7 @@ func (c *metallbCluster) waitIngressFrom(t *testing.T, name string, timeout time
 // assertIngress checks the Service's addresses now.
 func (c *metallbCluster) assertIngress(t *testing.T, name string, want []string) {
 	t.Helper()
-	svc, err := c.client.CoreV1().Services("default").Get(t.Context(), name, metav1.GetOptions{})
+	svc, err := c.Client.CoreV1().Services("default").Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +200,7 @@ func ingressIPs(svc *corev1.Service) []string {
 // tells why, on the port.
 func (c *metallbCluster) assertTaken(t *testing.T, name string, port int32) {
 	t.Helper()
-	svc, err := c.client.CoreV1().Services("default").Get(t.Context(), name, metav1.GetOptions{})
+	svc, err := c.Client.CoreV1().Services("default").Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +219,7 @@ func (c *metallbCluster) waitEvent(t *testing.T, name, reason, want string) {
 	t.Helper()
 	var notes []string
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		list, err := c.client.EventsV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "reason=" + reason})
+		list, err := c.Client.EventsV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "reason=" + reason})
 		if err != nil {
 			return false, nil
 		}
@@ -234,7 +236,7 @@ func (c *metallbCluster) waitEvent(t *testing.T, name, reason, want string) {
 		return false, nil
 	})
 	if err != nil {
-		svc, _ := c.client.CoreV1().Services("default").Get(t.Context(), name, metav1.GetOptions{})
+		svc, _ := c.Client.CoreV1().Services("default").Get(t.Context(), name, metav1.GetOptions{})
 		t.Fatalf("no Warning %s Event on Service %s naming %s; notes: %q; its status: %+v", reason, name, want, notes, svc.Status)
 	}
 }
@@ -246,11 +248,11 @@ func (c *metallbCluster) assertAnswer(t *testing.T, addr, want string, timeout t
 	var got string
 	var err error
 	waitErr := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		got, err = c.net.Client.Get(addr, time.Second)
+		got, err = c.Net.Client.Get(addr, time.Second)
 		return err == nil, nil
 	})
 	if waitErr != nil {
-		t.Fatalf("no answer at %s within %s: %v\n%s", addr, timeout, err, c.runner.LogTails(20))
+		t.Fatalf("no answer at %s within %s: %v\n%s", addr, timeout, err, c.Runner.LogTails(20))
 	}
 	if strings.TrimSpace(got) != want {
 		t.Errorf("%s answered %q, want %q", addr, got, want)
@@ -259,7 +261,7 @@ func (c *metallbCluster) assertAnswer(t *testing.T, addr, want string, timeout t
 
 func (c *metallbCluster) deleteService(t *testing.T, name string) {
 	t.Helper()
-	if err := c.client.CoreV1().Services("default").Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
+	if err := c.Client.CoreV1().Services("default").Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -34,11 +34,11 @@ type workloadOrder struct {
 func (c *metallbCluster) watchWorkloads(t *testing.T) *workloadOrder {
 	t.Helper()
 	o := &workloadOrder{start: map[string]int64{}}
-	ds, err := c.client.AppsV1().DaemonSets(metallbNamespace).List(t.Context(), metav1.ListOptions{})
+	ds, err := c.Client.AppsV1().DaemonSets(metallbNamespace).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps, err := c.client.AppsV1().Deployments(metallbNamespace).List(t.Context(), metav1.ListOptions{})
+	deps, err := c.Client.AppsV1().Deployments(metallbNamespace).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,11 +48,11 @@ func (c *metallbCluster) watchWorkloads(t *testing.T) *workloadOrder {
 	for _, d := range deps.Items {
 		o.start["Deployment/"+d.Name] = d.Generation
 	}
-	dsWatch, err := c.client.AppsV1().DaemonSets(metallbNamespace).Watch(t.Context(), metav1.ListOptions{ResourceVersion: ds.ResourceVersion})
+	dsWatch, err := c.Client.AppsV1().DaemonSets(metallbNamespace).Watch(t.Context(), metav1.ListOptions{ResourceVersion: ds.ResourceVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
-	depWatch, err := c.client.AppsV1().Deployments(metallbNamespace).Watch(t.Context(), metav1.ListOptions{ResourceVersion: deps.ResourceVersion})
+	depWatch, err := c.Client.AppsV1().Deployments(metallbNamespace).Watch(t.Context(), metav1.ListOptions{ResourceVersion: deps.ResourceVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 )
 
 // The operator, installed from the manifests with its default Lease timings,
@@ -24,7 +26,7 @@ func TestOperatorRidesOutAnAPIServerOutage(t *testing.T) {
 	env := testenv.New(t, testenv.Options{Audit: true})
 	client := kubernetes.NewForConfigOrDie(env.Config)
 	kubectl(t, env, "apply", "-k", manifestsDir)
-	op := startOperator(t, env, release("4.22.0", "v0.16.1"), "--kubeconfig="+serviceAccountKubeconfig(t, env), "--platform=BareMetal")
+	op := startOperator(t, env, cluster.Release("4.22.0", release.MetalLB), "--kubeconfig="+serviceAccountKubeconfig(t, env), "--platform=BareMetal")
 	op.waitReady(t)
 	applyOnceServed(t, env, guideExample(t, "activate"))
 	waitSpeaker(t, client, "")
@@ -73,7 +75,7 @@ func TestOperatorStartedDuringAnOutageWaits(t *testing.T) {
 	if err := env.PauseAPIServer(); err != nil {
 		t.Fatal(err)
 	}
-	op := startOperator(t, env, release("4.22.0", "v0.16.1"), "--platform=BareMetal")
+	op := startOperator(t, env, cluster.Release("4.22.0", release.MetalLB), "--platform=BareMetal")
 	select {
 	case <-op.done:
 		_ = env.ResumeAPIServer()

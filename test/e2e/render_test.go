@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apply"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
@@ -23,7 +24,7 @@ func TestRenderOutputPassesServerSideDryRun(t *testing.T) {
 	cmd := exec.Command(operatorBinary, "render",
 		"--file", "../../pkg/network/metallb/manifests/testdata/scenarios/speaker-node-selector-tolerations.yaml",
 		"--log-level", "debug", "--max-unavailable", "25%")
-	cmd.Env = append(cmd.Environ(), "METALLB_SPEAKER_IMAGE=registry.example.com/speaker:v0.16.1", "RELEASE_VERSION=4.22.0")
+	cmd.Env = append(cmd.Environ(), "METALLB_SPEAKER_IMAGE=registry.example.com/speaker:"+release.MetalLB, "RELEASE_VERSION=4.22.0")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("render: %v", err)
@@ -65,7 +66,7 @@ func assertRendered(t *testing.T, objs []*unstructured.Unstructured) {
 	for path, want := range map[string]any{
 		"spec.updateStrategy.rollingUpdate.maxUnavailable":                   "25%",
 		"spec.template.spec.containers.0.args.1":                             "--log-level=debug",
-		"spec.template.spec.containers.0.image":                              "registry.example.com/speaker:v0.16.1",
+		"spec.template.spec.containers.0.image":                              "registry.example.com/speaker:" + release.MetalLB,
 		"metadata.annotations.release\\.openshift\\.io/version":              "4.22.0",
 		"spec.template.spec.nodeSelector.example\\.com/load-balancer":        "true",
 		"spec.template.spec.tolerations.2.key":                               "example.com/dedicated",

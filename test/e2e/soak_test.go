@@ -17,6 +17,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
+	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 )
 
 // soakFor is how long the soak lasts (`make soak`; the issue asks for 10 min).
@@ -31,7 +34,7 @@ var soakFor = flag.Duration("soak-for", 10*time.Minute, "how long the fast profi
 // records.
 func TestSoakFastProfile(t *testing.T) {
 	c := newMetallbCluster(t)
-	startOperator(t, c.env, release("4.22.0", "v0.16.1")).waitReady(t)
+	startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB)).waitReady(t)
 	c.setFailureDetection(t, "Fast")
 	c.configureDualStack(t)
 	c.waitProfile(t, "200ms")
@@ -39,7 +42,7 @@ func TestSoakFastProfile(t *testing.T) {
 	node := c.settledAnswerer(t, ips)
 	speakers := c.speakerPods(t)
 	for _, pod := range speakers {
-		if err := c.runner.Renice(pod, 19); err != nil {
+		if err := c.Runner.Renice(pod, 19); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -78,7 +81,7 @@ func TestSoakFastProfile(t *testing.T) {
 	}
 	suspected, left := 0, 0
 	for n, pod := range speakers {
-		log := c.runner.ContainerLog(pod, "speaker")
+		log := c.Runner.ContainerLog(pod, "speaker")
 		suspected += strings.Count(log, "Suspect ")
 		if l := strings.Count(log, "NodeLeave"); l > 0 {
 			left += l
@@ -137,9 +140,9 @@ func (c *metallbCluster) busyAPIServer(t *testing.T) (*atomic.Int64, func()) {
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				_, err1 := c.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
-				_, err2 := c.client.CoreV1().Services("").List(ctx, metav1.ListOptions{})
-				_, err3 := c.client.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{})
+				_, err1 := c.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+				_, err2 := c.Client.CoreV1().Services("").List(ctx, metav1.ListOptions{})
+				_, err3 := c.Client.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{})
 				if err1 == nil && err2 == nil && err3 == nil {
 					served.Add(3)
 				}

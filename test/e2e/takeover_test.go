@@ -11,12 +11,14 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 )
 
 // metallbChart is upstream's Helm chart of the operand's release, copied by
 // `make update-bindata`.
-const metallbChart = "testdata/metallb-chart-v0.16.1"
+const metallbChart = "testdata/metallb-chart-" + release.MetalLB
 
 // A takeover asked for, of an installation it cannot safely take: each case
 // is installed as users do, the operator (with the manifests' RBAC) reports
@@ -46,7 +48,7 @@ func TestTakeoverRefusedOnOddInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := takeoverCluster(t)
 			tc.install(t, env)
-			op := startOperator(t, env, release("4.22.0", "v0.16.1"), "--kubeconfig="+serviceAccountKubeconfig(t, env), "--platform=BareMetal")
+			op := startOperator(t, env, cluster.Release("4.22.0", release.MetalLB), "--kubeconfig="+serviceAccountKubeconfig(t, env), "--platform=BareMetal")
 			op.waitReady(t)
 			waitClusterOperatorCondition(t, env, "Degraded", "True ForeignObjects")
 			before := resourceVersions(t, env)

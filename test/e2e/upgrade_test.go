@@ -9,6 +9,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
+	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 )
 
 // Upgrade without loss: a new release of the operator replaces every speaker
@@ -23,9 +26,9 @@ func TestUpgradeWithoutLoss(t *testing.T) {
 	w := c.watchAnswers(t, ip)
 	started := time.Now()
 	op.stop(t)
-	op = startOperator(t, c.env, release("4.22.1", "v0.16.1-1"))
+	op = startOperator(t, c.Env, cluster.Release("4.22.1", release.MetalLB+"-1"))
 	op.waitReady(t)
-	c.waitMetallb(t, "v0.16.1-1", 5*time.Minute)
+	c.waitMetallb(t, release.MetalLB+"-1", 5*time.Minute)
 	c.waitSpeakerRollout(t)
 	time.Sleep(time.Second)
 	w.end()
@@ -39,13 +42,13 @@ func TestUpgradeWithoutLoss(t *testing.T) {
 	if got := c.memberlistKey(t); got != key {
 		t.Error("the memberlist key changed during the upgrade")
 	}
-	c.assertControllerFirst(t, "v0.16.1-1")
+	c.assertControllerFirst(t, release.MetalLB+"-1")
 	after := c.speakerPods(t)
 	for node, pod := range after {
 		if before[node] == pod {
 			t.Errorf("the speaker on %s was not replaced", node)
 		}
-		log := c.runner.ContainerLog(pod, "speaker")
+		log := c.Runner.ContainerLog(pod, "speaker")
 		if !joinedOthers(log) {
 			t.Errorf("the new speaker %s on %s did not join the other speakers' memberlist cluster; its log:\n%s", pod, node, log)
 		}
@@ -74,7 +77,7 @@ func joinedOthers(log string) bool {
 
 func (c *metallbCluster) memberlistKey(t *testing.T) string {
 	t.Helper()
-	s, err := c.client.CoreV1().Secrets(metallbNamespace).Get(t.Context(), "memberlist", metav1.GetOptions{})
+	s, err := c.Client.CoreV1().Secrets(metallbNamespace).Get(t.Context(), "memberlist", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +87,7 @@ func (c *metallbCluster) memberlistKey(t *testing.T) string {
 // speakerPods names the speaker pod of each node.
 func (c *metallbCluster) speakerPods(t *testing.T) map[string]string {
 	t.Helper()
-	pods, err := c.client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "component=speaker"})
+	pods, err := c.Client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "component=speaker"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +103,7 @@ func (c *metallbCluster) speakerPods(t *testing.T) map[string]string {
 func (c *metallbCluster) waitSpeakerRollout(t *testing.T) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		ds, err := c.client.AppsV1().DaemonSets(metallbNamespace).Get(ctx, "speaker", metav1.GetOptions{})
+		ds, err := c.Client.AppsV1().DaemonSets(metallbNamespace).Get(ctx, "speaker", metav1.GetOptions{})
 		return err == nil && daemonSetDone(ds), nil
 	})
 	if err != nil {
@@ -114,7 +117,7 @@ func (c *metallbCluster) waitSpeakerRollout(t *testing.T) {
 // comparison cannot fail on a correct order.)
 func (c *metallbCluster) assertControllerFirst(t *testing.T, tag string) {
 	t.Helper()
-	pods, err := c.client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "app=metallb"})
+	pods, err := c.Client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "app=metallb"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,8 +26,8 @@ type Options struct {
 	// Namespace and Selector choose the Pods it runs; kwok must leave them alone
 	// (testenv.Options.KwokIgnoresPods).
 	Namespace, Selector string
-	// Binaries maps an image's name and tag ("speaker:v0.15.2" for
-	// quay.io/metallb/speaker:v0.15.2), or its name alone ("speaker", for any
+	// Binaries maps an image's name and tag ("speaker:<tag>" for
+	// quay.io/metallb/speaker:<tag>), or its name alone ("speaker", for any
 	// tag the map does not name), to the binary that runs for it. The binary
 	// appears in the container at /<name>, as in MetalLB's images.
 	Binaries map[string]string

@@ -3,21 +3,24 @@ package noderunner
 import (
 	"slices"
 	"testing"
+
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 )
 
 func TestBinaryOfAnImage(t *testing.T) {
+	current, previous := release.MetalLB, release.PreviousMetalLB
 	r := &Runner{opts: Options{Binaries: map[string]string{
-		"speaker":            "/bin/speaker-current",
-		"speaker:v0.15.2":    "/bin/speaker-previous",
-		"controller:v0.15.2": "/bin/controller-previous",
+		"speaker":                "/bin/speaker-current",
+		"speaker:" + previous:    "/bin/speaker-previous",
+		"controller:" + previous: "/bin/controller-previous",
 	}}}
 	for _, tc := range []struct{ image, want, inContainer string }{
-		{"quay.io/metallb/speaker:v0.16.1", "/bin/speaker-current", "/speaker"},
-		{"quay.io/metallb/speaker:v0.15.2", "/bin/speaker-previous", "/speaker"},
+		{"quay.io/metallb/speaker:" + current, "/bin/speaker-current", "/speaker"},
+		{"quay.io/metallb/speaker:" + previous, "/bin/speaker-previous", "/speaker"},
 		{"quay.io/metallb/speaker", "/bin/speaker-current", "/speaker"},
-		{"quay.io/metallb/speaker:v0.15.2@sha256:0123", "/bin/speaker-previous", "/speaker"},
+		{"quay.io/metallb/speaker:" + previous + "@sha256:0123", "/bin/speaker-previous", "/speaker"},
 		{"registry:5000/metallb/speaker", "/bin/speaker-current", "/speaker"},
-		{"quay.io/metallb/controller:v0.15.2", "/bin/controller-previous", "/controller"},
+		{"quay.io/metallb/controller:" + previous, "/bin/controller-previous", "/controller"},
 	} {
 		got, inContainer, err := r.binary(tc.image)
 		if err != nil || got != tc.want || inContainer != tc.inContainer {
@@ -25,8 +28,8 @@ func TestBinaryOfAnImage(t *testing.T) {
 		}
 	}
 	// A tag the map does not name, of an image it has no default for.
-	if got, _, err := r.binary("quay.io/metallb/controller:v0.16.1"); err == nil {
-		t.Errorf("controller:v0.16.1 ran %s, want an error: only v0.15.2 has a binary", got)
+	if got, _, err := r.binary("quay.io/metallb/controller:" + current); err == nil {
+		t.Errorf("controller:%s ran %s, want an error: only %s has a binary", current, got, previous)
 	}
 }
 
