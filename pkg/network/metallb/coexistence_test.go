@@ -16,6 +16,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
@@ -77,7 +78,7 @@ func TestForeignSpeakerIsNotTouched(t *testing.T) {
 		return m.get(t, objects.DaemonSet, manifests.DefaultNamespace, "speaker").GetLabels()[manifests.ManagedByLabel] == manifests.ManagedBy, nil
 	})
 	waitFor(t, "the adopted speakers rendered after the controller", time.Minute, func(ctx context.Context) (bool, error) {
-		return strings.Contains(containerImage(m.get(t, objects.DaemonSet, manifests.DefaultNamespace, "speaker")), ":v0.16.1"), nil
+		return strings.Contains(containerImage(m.get(t, objects.DaemonSet, manifests.DefaultNamespace, manifests.SpeakerName)), ":"+release.MetalLB), nil
 	})
 	m.waitDegraded(t, clusterObject, isFalse)
 }
