@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/bmlb/cluster-network-operator/pkg/status"
 	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
 )
 
@@ -36,7 +37,7 @@ func (d *demo) readyPods(ctx context.Context, tag string) (map[string]int, int, 
 	}
 	ready := map[string]int{}
 	for _, p := range pods.Items {
-		if podReady(&p) && p.DeletionTimestamp == nil && strings.HasSuffix(p.Spec.Containers[0].Image, ":"+tag) {
+		if status.PodReady(&p) && p.DeletionTimestamp == nil && strings.HasSuffix(p.Spec.Containers[0].Image, ":"+tag) {
 			ready[p.Labels["component"]]++
 		}
 	}
@@ -49,7 +50,7 @@ func (d *demo) showPods(ctx context.Context) error {
 		return err
 	}
 	for _, p := range pods.Items {
-		fmt.Printf("    pod %-28s on %-7s %-38s ready=%v\n", p.Name, p.Spec.NodeName, p.Spec.Containers[0].Image, podReady(&p))
+		fmt.Printf("    pod %-28s on %-7s %-38s ready=%v\n", p.Name, p.Spec.NodeName, p.Spec.Containers[0].Image, status.PodReady(&p))
 	}
 	return nil
 }
@@ -163,13 +164,4 @@ func (d *demo) followUpgrade(ctx context.Context, ip net.IP, tag string) error {
 	}
 	fmt.Println()
 	return ctx.Err()
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
+	"github.com/bmlb/cluster-network-operator/pkg/status"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 )
 
@@ -244,7 +245,7 @@ func (c *metallbCluster) waitProfile(t *testing.T, probeInterval string) {
 		}
 		ready := 0
 		for _, p := range pods.Items {
-			if p.Annotations[manifests.MemberlistConfigAnnotation] == digest && podReady(&p) && p.DeletionTimestamp == nil {
+			if p.Annotations[manifests.MemberlistConfigAnnotation] == digest && status.PodReady(&p) && p.DeletionTimestamp == nil {
 				ready++
 			}
 		}

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
 
 // Real traffic through a node's address: kube-proxy, built from the pinned
@@ -50,7 +52,7 @@ func (c *metallbCluster) startKubeProxy(t *testing.T) {
 		}
 		ready := 0
 		for _, p := range pods.Items {
-			if podReady(&p) {
+			if status.PodReady(&p) {
 				ready++
 			}
 		}
@@ -78,7 +80,7 @@ func (c *metallbCluster) runBackend(t *testing.T, name, node string) {
 	}
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		p, err := c.Client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
-		return err == nil && podReady(p), nil
+		return err == nil && status.PodReady(p), nil
 	})
 	if err != nil {
 		t.Fatalf("backend %s did not become ready on %s", name, node)

@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
+	"github.com/bmlb/cluster-network-operator/pkg/status"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 )
@@ -170,10 +171,10 @@ func (c *metallbCluster) waitPods(t *testing.T, what string, timeout time.Durati
 		ready := map[string]int{}
 		var states []string
 		for _, p := range pods.Items {
-			if podReady(&p) && p.DeletionTimestamp == nil && want(&p) {
+			if status.PodReady(&p) && p.DeletionTimestamp == nil && want(&p) {
 				ready[p.Labels["component"]]++
 			}
-			states = append(states, fmt.Sprintf("%s on %s %s ready=%v", p.Name, p.Spec.NodeName, p.Spec.Containers[0].Image, podReady(&p)))
+			states = append(states, fmt.Sprintf("%s on %s %s ready=%v", p.Name, p.Spec.NodeName, p.Spec.Containers[0].Image, status.PodReady(&p)))
 		}
 		last = strings.Join(states, "; ")
 		return ready["controller"] == 1 && ready["speaker"] == len(c.Nodes) && len(pods.Items) == len(c.Nodes)+1, nil
@@ -263,21 +264,10 @@ func (c *metallbCluster) nodeOf(t *testing.T, mac net.HardwareAddr) string {
 
 // readySince is when a pod became ready; zero when it is not.
 func readySince(p *corev1.Pod) metav1.Time {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-			return c.LastTransitionTime
-		}
+	if c := status.PodReadyCondition(p); c != nil && c.Status == corev1.ConditionTrue {
+		return c.LastTransitionTime
 	}
 	return metav1.Time{}
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // daemonSetDone tells whether the speaker DaemonSet finished rolling out.

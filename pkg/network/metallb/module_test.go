@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -159,15 +160,6 @@ func (m *moduleEnv) memberlistKey(t testing.TB) string {
 	return key
 }
 
-func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == apiextensionsv1.Established {
-			return c.Status == apiextensionsv1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // crdCount counts MetalLB's own CRDs that are Established.
 func (m *moduleEnv) crdCount(ctx context.Context) int {
 	var crds apiextensionsv1.CustomResourceDefinitionList
@@ -176,7 +168,7 @@ func (m *moduleEnv) crdCount(ctx context.Context) int {
 	}
 	n := 0
 	for _, c := range crds.Items {
-		if c.Spec.Group == "metallb.io" && c.Name != "metallbs.metallb.io" && established(&c) {
+		if c.Spec.Group == "metallb.io" && c.Name != manifests.MetalLBCRD && apihelpers.IsCRDConditionTrue(&c, apiextensionsv1.Established) {
 			n++
 		}
 	}
