@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -65,13 +66,18 @@ const (
 	end   = "```\n"
 )
 
-// checkDoc fails when the doc's Mermaid block is not the graph, or writes it.
-func checkDoc(file, graph string, update bool) error {
+// checkDoc fails when the doc's Mermaid block is not the graph, or writes it,
+// and when its table of packages does not name every package of the module.
+func checkDoc(file string, pkgs map[string]pkg, update bool) error {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
 	doc := string(data)
+	if err := checkTable(file, doc, pkgs); err != nil {
+		return err
+	}
+	graph := graph(pkgs)
 	i := strings.Index(doc, begin)
 	if i < 0 {
 		return fmt.Errorf("%s holds no %q block", file, strings.TrimSpace(begin))
@@ -88,4 +94,32 @@ func checkDoc(file, graph string, update bool) error {
 		return fmt.Errorf("the package graph in %s is stale: go run ./hack/walls -doc %s -update", file, file)
 	}
 	return os.WriteFile(file, []byte(doc[:i+len(begin)]+graph+doc[i+len(begin)+j:]), 0o644)
+}
+
+// tableRow is a row of the doc's table of packages: "| `pkg/apply` | ...".
+var tableRow = regexp.MustCompile("(?m)^\\| `([^`]+)` \\|")
+
+// checkTable fails when the doc's table of packages and go list disagree.
+func checkTable(file, doc string, pkgs map[string]pkg) error {
+	listed := map[string]bool{}
+	for _, m := range tableRow.FindAllStringSubmatch(doc, -1) {
+		listed[m[1]] = true
+	}
+	var missing, extra []string
+	for name := range pkgs {
+		if short := strings.TrimPrefix(name, module); !listed[short] {
+			missing = append(missing, short)
+		}
+	}
+	for name := range listed {
+		if _, ok := pkgs[module+name]; !ok {
+			extra = append(extra, name)
+		}
+	}
+	if len(missing)+len(extra) > 0 {
+		slices.Sort(missing)
+		slices.Sort(extra)
+		return fmt.Errorf("%s's table of packages is not go list ./...: missing %v, not packages %v", file, missing, extra)
+	}
+	return nil
 }

@@ -42,7 +42,7 @@ func main() {
 		case *mermaid:
 			fmt.Print(graph(pkgs))
 		case *doc != "":
-			err = checkDoc(*doc, graph(pkgs), *update)
+			err = checkDoc(*doc, pkgs, *update)
 		default:
 			err = check(pkgs)
 		}
