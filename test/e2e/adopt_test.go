@@ -241,7 +241,7 @@ func (c *metallbCluster) assertBadPoolRefused(t *testing.T) {
 // operator's ClusterOperator, as the cluster version operator does.
 func (c *metallbCluster) createClusterOperator(t *testing.T) {
 	t.Helper()
-	kubectl(t, c.Env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml")
+	kubectl(t, c.Env, "apply", "-f", clusterOperatorsCRD)
 	kubectl(t, c.Env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io")
 	kubectl(t, c.Env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
 }

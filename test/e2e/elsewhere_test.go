@@ -24,7 +24,7 @@ import (
 // says, it takes MetalLB over, without a restart.
 func TestStandsDownBesideAnotherMetalLBOperator(t *testing.T) {
 	env := testenv.New(t, testenv.Options{Audit: true})
-	kubectl(t, env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml")
+	kubectl(t, env, "apply", "-f", clusterOperatorsCRD)
 	kubectl(t, env, "create", "--field-manager=olm", "-f", "testdata/upstream-operator-crd.yaml")
 	kubectl(t, env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io", "crd/metallbs.metallb.io")
 	kubectl(t, env, "apply", "-k", manifestsDir)

@@ -95,7 +95,7 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 // writes where they exist, and a bare-metal Infrastructure.
 func (c *metallbCluster) installOpenShiftAPIs(t *testing.T) {
 	t.Helper()
-	kubectl(t, c.Env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml", "-f", "testdata/infrastructures-crd.yaml")
+	kubectl(t, c.Env, "apply", "-f", clusterOperatorsCRD, "-f", "testdata/infrastructures-crd.yaml")
 	kubectl(t, c.Env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io", "crd/infrastructures.config.openshift.io")
 	kubectl(t, c.Env, "apply", "-f", writeTemp(t, "apiVersion: config.openshift.io/v1\nkind: Infrastructure\nmetadata:\n  name: cluster\n"))
 	kubectl(t, c.Env, "patch", "infrastructure", "cluster", "--subresource=status", "--type=merge", "-p", `{"status":{"platformStatus":{"type":"BareMetal"}}}`)

@@ -17,6 +17,10 @@ var operatorBinary, backendBinary string
 
 const testVersion = "v0.0.0-e2e"
 
+// clusterOperatorsCRD is OpenShift's ClusterOperator API, which the stories
+// that read the ClusterOperator install.
+const clusterOperatorsCRD = "../../pkg/status/publish/testdata/clusteroperators-crd.yaml"
+
 func TestMain(m *testing.M) {
 	noderunner.Main() // when this run is a container of the node runner, it becomes it
 	if code, done := noderunner.Isolate(); done {

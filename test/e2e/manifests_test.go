@@ -16,7 +16,7 @@ func TestManifestsPassServerSideDryRun(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
 	createNamespaces(t, env, operatorNamespace, metallbNamespace)
 	t.Logf("kubectl apply -k manifests/ --dry-run=server:\n%s", kubectl(t, env, "apply", "-k", manifestsDir, "--dry-run=server"))
-	kubectl(t, env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml")
+	kubectl(t, env, "apply", "-f", clusterOperatorsCRD)
 	kubectl(t, env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io")
 	kubectl(t, env, "apply", "--dry-run=server", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
 }

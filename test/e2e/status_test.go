@@ -23,7 +23,7 @@ import (
 func TestStatusReadsWell(t *testing.T) {
 	env := testenv.New(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(3)})
 	createNamespaces(t, env, operatorNamespace, "metallb-system")
-	kubectl(t, env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml")
+	kubectl(t, env, "apply", "-f", clusterOperatorsCRD)
 	kubectl(t, env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io")
 	kubectl(t, env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml")) // as the CVO does
 	op := startOperator(t, env, []string{"RELEASE_VERSION=4.22.0"}, "--metallb-webhooks=false")

@@ -77,7 +77,7 @@ func TestTakeoverRefusedOnOddInput(t *testing.T) {
 // ClusterOperator applied, and an audit log.
 func takeoverCluster(t *testing.T) *testenv.Env {
 	env := testenv.New(t, testenv.Options{Audit: true})
-	kubectl(t, env, "apply", "-f", "../../pkg/status/testdata/clusteroperators-crd.yaml")
+	kubectl(t, env, "apply", "-f", clusterOperatorsCRD)
 	kubectl(t, env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io")
 	kubectl(t, env, "apply", "-k", manifestsDir)
 	kubectl(t, env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
