@@ -58,7 +58,7 @@ func TestStandsDownBesideAnotherMetalLBOperator(t *testing.T) {
 	}
 
 	// Handed over: the other operator is gone, the namespace annotated. The
-	// MetalLB object it leaves is the tuning object now: MetalLB is deployed.
+	// MetalLB object it leaves is the MetalLB object now: MetalLB is deployed.
 	kubectl(t, env, "annotate", "namespace", "metallb-system", "networkoperator.openshift.io/adopt-metallb=true")
 	waitClusterOperatorCondition(t, env, "Degraded", "False AsExpected")
 	waitSpeaker(t, kubernetes.NewForConfigOrDie(env.Config), "")

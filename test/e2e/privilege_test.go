@@ -135,8 +135,8 @@ func rendered(t *testing.T, backend v1beta1.BGPBackend, kinds ...string) []*unst
 	if err != nil {
 		t.Fatal(err)
 	}
-	tuning := &v1beta1.MetalLB{Spec: v1beta1.MetalLBSpec{BGPBackend: backend}}
-	s, err := manifests.SettingsFor(manifests.Environment{Namespace: metallbNamespace, Images: images, Webhooks: true}, tuning)
+	obj := &v1beta1.MetalLB{Spec: v1beta1.MetalLBSpec{BGPBackend: backend}}
+	s, err := manifests.SettingsFor(manifests.Environment{Namespace: metallbNamespace, Images: images, Webhooks: true}, obj)
 	if err != nil {
 		t.Fatal(err)
 	}

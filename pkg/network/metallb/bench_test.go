@@ -180,7 +180,7 @@ func (w *upgradeWatch) versionDelay(b *testing.B, version string, n int) time.Du
 }
 
 // BenchmarkIdleReconcile measures a reconcile of an active MetalLB, with the
-// upstream operator's tuning object (whose schema and rules each reconcile
+// upstream operator's MetalLB object (whose schema and rules each reconcile
 // checks), when nothing changed: what every watch event costs (reads come
 // from the cache, no write). Goal: under 10 ms, so that a burst of a hundred
 // events costs a second.

@@ -48,9 +48,9 @@ func TestHungRolloutNamesTheNodes(t *testing.T) {
 	m.createPool(t, manifests.DefaultNamespace, "pool1")
 	// The controller is kept on the healthy nodes: the scheduler could put it on
 	// a stuck one, where it would hang too.
-	tuning := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName},
+	obj := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName},
 		Spec: v1beta1.MetalLBSpec{ControllerNodeSelector: v1beta1.NodeSelector{"example.com/healthy": "true"}}}
-	if err := m.client.Create(ctx, tuning); err != nil {
+	if err := m.client.Create(ctx, obj); err != nil {
 		t.Fatal(err)
 	}
 	// The rollout goes as far as it can: then it makes no progress.

@@ -14,7 +14,7 @@ import (
 )
 
 // When nothing changes, the module writes nothing: 100 forced reconciles of an
-// active MetalLB, with a tuning object and a pool outside the namespace (both
+// active MetalLB, with a MetalLB object and a pool outside the namespace (both
 // of which it reports on), make no create, update, patch or delete request,
 // and give no Event.
 func TestIdleModuleWritesNothing(t *testing.T) {

@@ -35,7 +35,7 @@ func TestCloudNodesDeployNothing(t *testing.T) {
 		"the platform is AWS (from node kwok-0's provider ID aws:///us-east-1a/i-000kwok-0), and the operator deploys MetalLB only on BareMetal, None. To deploy it anyway, start the operator with --platform=BareMetal")
 	m.assertAbsent(t, "Deployment/controller", "DaemonSet/speaker")
 
-	// The tuning object says so too.
+	// The MetalLB object says so too.
 	if err := m.client.Create(t.Context(), &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName}}); err != nil {
 		t.Fatal(err)
 	}

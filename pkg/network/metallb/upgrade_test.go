@@ -93,7 +93,7 @@ func upgradeStory(t *testing.T, maxUnavailable intstr.IntOrString, restartAt []i
 	}
 }
 
-// follow follows the upgrade to version until the tuning object reports it,
+// follow follows the upgrade to version until the MetalLB object reports it,
 // checking each step, and restarting the module where asked.
 func (w *upgradeWatch) follow(t *testing.T, m *moduleEnv, version string) {
 	t.Helper()
@@ -123,7 +123,7 @@ func (w *upgradeWatch) follow(t *testing.T, m *moduleEnv, version string) {
 	}
 }
 
-// reported records the progress a tuning object tells and whether it
+// reported records the progress a MetalLB object tells and whether it
 // reports version.
 func (w *upgradeWatch) reported(o *v1beta1.MetalLB, version string) bool {
 	if c := meta.FindStatusCondition(o.Status.Conditions, status.Progressing); c != nil && c.Status == metav1.ConditionTrue {
@@ -161,7 +161,7 @@ func assertProgressReported(t *testing.T, messages map[string]bool) {
 	}
 }
 
-// waitStatus waits until the tuning object reports version, Available and not
+// waitStatus waits until the MetalLB object reports version, Available and not
 // Progressing.
 func (m *moduleEnv) waitStatus(t testing.TB, version string, timeout time.Duration) {
 	t.Helper()
@@ -209,7 +209,7 @@ func (m *moduleEnv) assertAllSpeakers(t *testing.T, version string) {
 	}
 }
 
-// upgradeWatch follows the speaker DaemonSet, its pods and the tuning object.
+// upgradeWatch follows the speaker DaemonSet, its pods and the MetalLB object.
 type upgradeWatch struct {
 	daemonSets, pods, metallbs watch.Interface
 	speakers                   map[types.UID]*corev1.Pod

@@ -84,7 +84,7 @@ func invalidStates(speakers int, first, second string) []ConfigState {
 // status's message, and never makes the operator Degraded.
 func TestPlanTellsConfigMistakes(t *testing.T) {
 	opts := planOptions()
-	cluster := settled(with(running("A"), tuned(v1beta1.MetalLBSpec{}), func(s *Snapshot) {
+	cluster := settled(with(running("A"), withSpec(v1beta1.MetalLBSpec{}), func(s *Snapshot) {
 		s.Advertisements = []Advertisement{{Object: configObject(manifests.BGPAdvertisementKind.Kind, manifests.DefaultNamespace, "bgp")}}
 	}))
 	p := Make(cluster(t, opts), opts, now)

@@ -65,9 +65,9 @@ var planCases = []planCase{
 			events:     []string{"Normal MemberlistKeyGenerated Secret/memberlist: Generated the speakers' memberlist key."},
 			conditions: []string{"Available False Deploying: MetalLB's workloads are being created.", "Progressing True RollingOut: Rolling out A: controller: the Deployment is being created, speaker: the DaemonSet is being created"},
 			requeue:    10 * time.Minute}},
-	{name: "running and idle: nothing written, nothing told", cluster: settled(with(running("A"), tuned(v1beta1.MetalLBSpec{}))),
+	{name: "running and idle: nothing written, nothing told", cluster: settled(with(running("A"), withSpec(v1beta1.MetalLBSpec{}))),
 		want: planned{version: "A", conditions: []string{"Available True AsExpected: a speaker runs on every node", "Progressing False AsExpected"}}},
-	{name: "platform not allowed: what runs stays, the pool and the tuning object told why", cluster: with(running("A"), awsNodes, tuned(v1beta1.MetalLBSpec{})),
+	{name: "platform not allowed: what runs stays, the pool and the tuning object told why", cluster: with(running("A"), awsNodes, withSpec(v1beta1.MetalLBSpec{})),
 		want: planned{version: "A", statuses: []string{"metallb-system/metallb"},
 			events: []string{"Warning PlatformNotSupported IPAddressPool/pool1: the platform is AWS (from node n0's provider ID aws:///us-east-1a/i-0)",
 				"Warning PlatformNotSupported L2Advertisement/l2: the platform is AWS",
@@ -100,7 +100,7 @@ var planCases = []planCase{
 				"Normal MemberlistKeyGenerated Secret/memberlist: Generated"},
 			conditions: []string{"Degraded False AsExpected", "Available False Deploying"}, requeue: 10 * time.Minute}},
 	{name: "another operator's MetalLB CRD: it manages MetalLB, this one stands down and writes no status",
-		cluster: with(empty, pool, tuned(v1beta1.MetalLBSpec{}), upstreamOperatorCRD, func(s *Snapshot) {
+		cluster: with(empty, pool, withSpec(v1beta1.MetalLBSpec{}), upstreamOperatorCRD, func(s *Snapshot) {
 			s.Ignored = append(s.Ignored, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "metallb"}})
 		}),
 		want: planned{events: []string{"Normal ManagedElsewhere CustomResourceDefinition/metallbs.metallb.io: Another operator manages MetalLB: " +
@@ -123,21 +123,21 @@ var planCases = []planCase{
 				"Progressing True RollingOut: Rolling out A"}}},
 	{name: "webhooks off: none rendered, none withheld", opts: func(o *Options) { o.Webhooks = false }, cluster: running("A"),
 		want: planned{version: "A", conditions: []string{"Available True AsExpected"}}},
-	{name: "invalid spec, no valid one applied before: nothing running changes", cluster: with(runningWith("A", speakersOnInfra), tuned(v1beta1.MetalLBSpec{LogLevel: "loud"})),
+	{name: "invalid spec, no valid one applied before: nothing running changes", cluster: with(runningWith("A", speakersOnInfra), withSpec(v1beta1.MetalLBSpec{LogLevel: "loud"})),
 		want: planned{version: "A", statuses: []string{"metallb-system/metallb"}, held: heldInvalid,
 			conditions: []string{`Degraded True InvalidConfiguration: spec.logLevel: Unsupported value: "loud"`,
 				"Degraded True InvalidConfiguration: no valid spec was applied before (status.appliedSpec is empty), so nothing running is changed"}}},
-	{name: "invalid first spec: nothing deployed", cluster: with(empty, tuned(v1beta1.MetalLBSpec{LogLevel: "loud"})),
+	{name: "invalid first spec: nothing deployed", cluster: with(empty, withSpec(v1beta1.MetalLBSpec{LogLevel: "loud"})),
 		want: planned{apply: foundation, statuses: []string{"metallb-system/metallb"}, held: heldInvalid[:len(heldInvalid)-1], requeue: 10 * time.Minute,
 			withheld:   []string{webhooks + ": not available yet"},
 			conditions: []string{"Degraded True InvalidConfiguration: nothing running is changed", "Available False Deploying"}}},
 	{name: "invalid spec after a valid one: the last valid spec keeps running", cluster: with(runningWith("A", v1beta1.MetalLBSpec{LogLevel: v1beta1.LogLevelDebug}),
-		tuned(v1beta1.MetalLBSpec{LogLevel: "loud"}), applied(`{"logLevel":"debug"}`)),
+		withSpec(v1beta1.MetalLBSpec{LogLevel: "loud"}), applied(`{"logLevel":"debug"}`)),
 		want: planned{version: "A", statuses: []string{"metallb-system/metallb"}, conditions: []string{`Degraded True InvalidConfiguration: spec.logLevel: Unsupported value: "loud"`}}},
-	{name: "a priority class that does not exist", cluster: with(running("A"), tuned(urgentSpeakers)),
+	{name: "a priority class that does not exist", cluster: with(running("A"), withSpec(urgentSpeakers)),
 		want: planned{version: "A", statuses: []string{"metallb-system/metallb"}, held: heldInvalid,
 			conditions: []string{`Degraded True InvalidConfiguration: spec.speakerConfig.priorityClassName: Not found: "urgent"`}}},
-	{name: "the priority class exists: the speakers get it", cluster: with(running("A"), tuned(urgentSpeakers), func(s *Snapshot) { s.PriorityClasses.Insert("urgent") }),
+	{name: "the priority class exists: the speakers get it", cluster: with(running("A"), withSpec(urgentSpeakers), func(s *Snapshot) { s.PriorityClasses.Insert("urgent") }),
 		want: planned{apply: []string{"DaemonSet/speaker"}, version: "A", statuses: []string{"metallb-system/metallb"}, conditions: []string{"Degraded False AsExpected"}}},
 	{name: "upgrade, controller not rolled yet: the controller first, the speakers held", opts: releaseB, cluster: running("A"),
 		want: planned{apply: []string{"Deployment/controller"}, held: []string{"DaemonSet/speaker: the controller has not finished rolling out B"}, version: "A",
@@ -156,7 +156,7 @@ var planCases = []planCase{
 	{name: "upgrade, a restart in the middle: the same rollout, its timers kept", opts: releaseB, cluster: restartedWhileRolling,
 		want: planned{version: "A", requeue: 6 * time.Minute, conditions: []string{"Progressing True RollingOut: speaker: 1 of 3 nodes updated"}}},
 	{name: "upgrade done: the new version reported, and told", opts: releaseB, cluster: with(running("A"), rolledTo("B", manifests.ControllerName, manifests.SpeakerName), upgrading,
-		tuned(v1beta1.MetalLBSpec{}, recorded(status.Progressing, metav1.ConditionTrue, "RollingOut"))),
+		withSpec(v1beta1.MetalLBSpec{}, recorded(status.Progressing, metav1.ConditionTrue, "RollingOut"))),
 		want: planned{version: "B", statuses: []string{"metallb-system/metallb"}, events: []string{"Normal ProgressingFalse MetalLB/metallb: AsExpected: No rollout is in progress."},
 			conditions: []string{"Progressing False AsExpected", "Available True AsExpected"}}},
 	{name: "hung: no progress past the timeout, the nodes named", opts: releaseB, cluster: hungRollout,
@@ -173,7 +173,7 @@ var planCases = []planCase{
 	{name: "the memberlist Secret deleted while speakers run: a new key, and what to do", cluster: with(running("A"), without(objects.Secret, manifests.MemberlistSecret), newKey),
 		want: planned{apply: []string{"Secret/memberlist"}, version: "A",
 			events: []string{"Warning MemberlistKeyRegenerated Secret/memberlist: restart them so that they form one cluster again: kubectl rollout restart daemonset/speaker -n metallb-system"}}},
-	{name: "a write fails: Degraded says so, with an Event", cluster: settled(with(running("A"), tuned(v1beta1.MetalLBSpec{}))), actErr: errApply,
+	{name: "a write fails: Degraded says so, with an Event", cluster: settled(with(running("A"), withSpec(v1beta1.MetalLBSpec{}))), actErr: errApply,
 		want: planned{version: "A", statuses: []string{"metallb-system/metallb"},
 			events:     []string{"Warning DegradedTrue MetalLB/metallb: ApplyFailed: Applying MetalLB's manifests failed, will retry: applying DaemonSet"},
 			conditions: []string{"Degraded True ApplyFailed: will retry: applying DaemonSet metallb-system/speaker"}}},
@@ -207,8 +207,8 @@ func unconfigured(s *Snapshot) {
 
 func newKey(s *Snapshot) { s.MemberlistKey = "bmV3" }
 
-func tuned(spec v1beta1.MetalLBSpec, conditions ...metav1.Condition) func(*Snapshot) {
-	return func(s *Snapshot) { s.MetalLB = tuning(spec, conditions...) }
+func withSpec(spec v1beta1.MetalLBSpec, conditions ...metav1.Condition) func(*Snapshot) {
+	return func(s *Snapshot) { s.MetalLB = metallbObject(spec, conditions...) }
 }
 
 func applied(spec string) func(*Snapshot) {

@@ -193,12 +193,12 @@ func running(release string) func(*testing.T, Options) *Snapshot {
 	return runningWith(release, v1beta1.MetalLBSpec{})
 }
 
-// runningWith is running, for a tuning object's spec.
+// runningWith is running, for a MetalLB object's spec.
 func runningWith(release string, spec v1beta1.MetalLBSpec) func(*testing.T, Options) *Snapshot {
 	return func(t *testing.T, opts Options) *Snapshot {
 		s := empty(t, opts)
 		opts.Images = imagesOf(release)
-		settings, err := manifests.SettingsFor(opts.Environment, tuning(spec))
+		settings, err := manifests.SettingsFor(opts.Environment, metallbObject(spec))
 		if err != nil {
 			panic(err)
 		}
@@ -259,7 +259,7 @@ func (s *Snapshot) live(gvk schema.GroupVersionKind, name string) *unstructured.
 	return s.OwnedObject(gvk, namespace, name)
 }
 
-func tuning(spec v1beta1.MetalLBSpec, conditions ...metav1.Condition) *v1beta1.MetalLB {
+func metallbObject(spec v1beta1.MetalLBSpec, conditions ...metav1.Condition) *v1beta1.MetalLB {
 	obj := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName, Generation: 1, UID: "uid-metallb"}, Spec: spec}
 	obj.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("MetalLB"))
 	obj.Status.Conditions = conditions

@@ -85,7 +85,7 @@ var takeoverCases = []planCase{
 				"Warning HelmRelease CustomResourceDefinition/ipaddresspools.metallb.io: kubectl label -n metallb-system crd/ipaddresspools.metallb.io app.kubernetes.io/managed-by-"},
 			conditions: []string{"Degraded True ForeignObjects: Nothing was changed. Remove that installation, or hand MetalLB over to this operator once what stops a takeover is resolved (HelmRelease: see those Events): kubectl annotate namespace metallb-system networkoperator.openshift.io/adopt-metallb=true Helm's release metallb manages 1 of the objects"}}},
 	{name: "another MetalLB's speakers beside the module's: told, and what runs left as it is",
-		cluster: settled(with(running("A"), tuned(v1beta1.MetalLBSpec{}), workload(objects.DaemonSet, manifests.DefaultNamespace, "speaker", upstreamLabels("speaker")),
+		cluster: settled(with(running("A"), withSpec(v1beta1.MetalLBSpec{}), workload(objects.DaemonSet, manifests.DefaultNamespace, "speaker", upstreamLabels("speaker")),
 			workload(objects.DaemonSet, "kube-system", "metallb-speaker", helmLabels("speaker")))),
 		want: planned{version: "A",
 			events:     []string{"Warning MetalLBInAnotherNamespace DaemonSet/metallb-speaker: DaemonSet kube-system/metallb-speaker runs MetalLB's speaker outside metallb-system"},
