@@ -17,8 +17,7 @@ import (
 // Peers of the conversion stories: one written as v1beta2 with a field only
 // v1beta2 has (its password in a Secret), one written as v1beta1 without a
 // hold time.
-const (
-	securedPeer = `apiVersion: v1
+var securedPeer = `apiVersion: v1
 kind: Secret
 type: kubernetes.io/basic-auth
 metadata:
@@ -27,7 +26,12 @@ metadata:
 stringData:
   password: example
 ---
-apiVersion: metallb.io/v1beta2
+` + securedPeerYAML("192.0.2.3", "bgp-password")
+
+// securedPeerYAML is the v1beta2 BGPPeer "secured", whose password is in a
+// Secret, with more lines of spec.
+func securedPeerYAML(address, secret string, spec ...string) string {
+	return `apiVersion: metallb.io/v1beta2
 kind: BGPPeer
 metadata:
   name: secured
@@ -35,11 +39,14 @@ metadata:
 spec:
   myASN: 64500
   peerASN: 64501
-  peerAddress: 192.0.2.3
-  passwordSecret:
-    name: bgp-password
+  peerAddress: ` + address + `
+` + strings.Join(append(spec, ""), "\n") + `  passwordSecret:
+    name: ` + secret + `
     namespace: metallb-system
 `
+}
+
+const (
 	legacyPeer = `apiVersion: metallb.io/v1beta1
 kind: BGPPeer
 metadata:

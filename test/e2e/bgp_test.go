@@ -278,20 +278,7 @@ spec:
   ipAddressPools:
   - datacentre
 ---
-apiVersion: metallb.io/v1beta2
-kind: BGPPeer
-metadata:
-  name: secured
-  namespace: metallb-system
-spec:
-  myASN: 64500
-  peerASN: 64501
-  peerAddress: 192.0.2.4
-  holdTime: 0s
-  passwordSecret:
-    name: missing
-    namespace: metallb-system
-`))
+`+securedPeerYAML("192.0.2.4", "missing", "  holdTime: 0s")))
 	told := map[string]string{
 		"SelectsNoPool":        "BGPAdvertisement metallb-system/typo selects no IPAddressPool",
 		"HoldTimeZero":         "BGPPeer metallb-system/secured has holdTime 0s",
