@@ -51,15 +51,15 @@ func (r *Reconciler) readForeign(ctx context.Context, s *plan.Snapshot) error {
 // namespace. Their component label must match their kind (metallbWorkloads
 // names both).
 func (r *Reconciler) readWorkloads(ctx context.Context, s *plan.Snapshot) error {
-	for kind, component := range metallbWorkloads {
+	for _, w := range metallbWorkloads {
 		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(kind.GroupVersion().WithKind(kind.Kind + "List"))
+		list.SetGroupVersionKind(w.kind.GroupVersion().WithKind(w.kind.Kind + "List"))
 		if err := r.lookup.List(ctx, list); err != nil {
-			return fmt.Errorf("listing %s: %w", kind.Kind, err)
+			return fmt.Errorf("listing %s: %w", w.kind.Kind, err)
 		}
 		for i := range list.Items {
-			if o := &list.Items[i]; manifests.ComponentOf(o.Labels) == component {
-				o.SetGroupVersionKind(kind)
+			if o := &list.Items[i]; manifests.ComponentOf(o.Labels) == w.component {
+				o.SetGroupVersionKind(w.kind)
 				s.Workloads = append(s.Workloads, o)
 			}
 		}
@@ -67,9 +67,12 @@ func (r *Reconciler) readWorkloads(ctx context.Context, s *plan.Snapshot) error 
 	return nil
 }
 
-// metallbWorkloads are MetalLB's own, by kind: its controller Deployment and
-// its speaker DaemonSet.
-var metallbWorkloads = map[schema.GroupVersionKind]string{objects.Deployment: manifests.ControllerName, objects.DaemonSet: manifests.SpeakerName}
+// metallbWorkloads are MetalLB's own, in the order they are told: its
+// controller Deployment and its speaker DaemonSet.
+var metallbWorkloads = []struct {
+	kind      schema.GroupVersionKind
+	component string
+}{{objects.Deployment, manifests.ControllerName}, {objects.DaemonSet, manifests.SpeakerName}}
 
 // readMemberlistKeys reads which keys the memberlist Secret holds while it is
 // another installation's: the lookups keep no data. It is read from the API
