@@ -26,9 +26,6 @@ var (
 	frrK8sRef     = workloadRef{objects.DaemonSet, manifests.FRRK8sName}
 )
 
-// metallbWorkloads are MetalLB's own: its controller and its speakers.
-var metallbWorkloads = []workloadRef{controllerRef, speakerRef}
-
 // workloads are MetalLB's workloads, and frr-k8s's with that BGP backend, in
 // rollout order: CRDs aside, the controller first (it serves the webhooks),
 // then frr-k8s (the speakers announce through it), then the speakers.
