@@ -131,7 +131,7 @@ func (w *workloadWatch) stop() {
 // being reported (goal: p50 under 1 s).
 func BenchmarkVersionReport(b *testing.B) {
 	const nodes = 10
-	m := startModule(b, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(nodes)}, release("v0"))
+	m := startModule(b, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(nodes)}, releaseOptions("v0"))
 	if err := m.client.Create(context.Background(), &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName}}); err != nil {
 		b.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func BenchmarkVersionReport(b *testing.B) {
 		version := fmt.Sprintf("v%d", i)
 		w := m.watchUpgrade(b)
 		m.stop()
-		m.run(b, release(version))
+		m.run(b, releaseOptions(version))
 		delays = append(delays, w.versionDelay(b, version, nodes))
 		w.stop()
 		m.waitStatus(b, version, time.Minute)

@@ -45,8 +45,8 @@ func TestUpgradeAcrossOperatorRestarts(t *testing.T) {
 	upgradeStory(t, intstr.FromInt32(1), []int{10, 25, 40})
 }
 
-// release returns the module's options for a release: its version and images.
-func release(version string) Options {
+// releaseOptions returns the module's options for a release: its version and images.
+func releaseOptions(version string) Options {
 	opts := testOptions()
 	opts.Images = Images{
 		Controller:     "registry.example.com/metallb/controller:" + version,
@@ -61,7 +61,7 @@ var updatedMessage = regexp.MustCompile(`speaker: (\d+) of 50 nodes updated`)
 // upgradeStory deploys release A, then runs release B, restarting the module
 // when the number of updated speakers reaches each of restartAt.
 func upgradeStory(t *testing.T, maxUnavailable intstr.IntOrString, restartAt []int) {
-	m := startModule(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(upgradeNodes)}, release("A"))
+	m := startModule(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(upgradeNodes)}, releaseOptions("A"))
 	obj := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: ObjectName},
 		Spec: v1beta1.MetalLBSpec{SpeakerConfig: &v1beta1.SpeakerConfig{MaxUnavailable: &maxUnavailable}}}
 	if err := m.client.Create(t.Context(), obj); err != nil {
@@ -78,7 +78,7 @@ func upgradeStory(t *testing.T, maxUnavailable intstr.IntOrString, restartAt []i
 	defer w.stop()
 	w.maxUnavailable, w.restarts = maxUnavailable, restartAt
 	m.stop()
-	m.run(t, release("B"))
+	m.run(t, releaseOptions("B"))
 	w.follow(t, m, "B")
 	w.assertPace(t, down)
 	m.waitStatus(t, "B", 10*time.Second)
@@ -142,7 +142,7 @@ func (w *upgradeWatch) restartAt(t *testing.T, m *moduleEnv, version string) {
 	if v := m.reportedVersion(t); v == version {
 		t.Fatalf("with %d of %d speakers updated the reported version is %q", w.updated(version), upgradeNodes, v)
 	}
-	m.run(t, release(version))
+	m.run(t, releaseOptions(version))
 }
 
 // assertProgressReported checks that Progressing told how far the speakers were.
