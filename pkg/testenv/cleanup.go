@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,7 +56,9 @@ var StopOnInterrupt = sync.OnceFunc(func() {
 
 // removeLeftovers deletes the folders of environments whose process is gone: a
 // test binary killed outright (SIGKILL, or a `go test -timeout` panic) cannot
-// clean up, though its components die with it (parent-death signal).
+// clean up. The components it started itself die with it (parent-death
+// signal); etcd and kube-apiserver, started by envtest, do not, and are killed
+// here: they are the processes whose command line names a file in the folder.
 func removeLeftovers() {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
 	for _, dir := range dirs {
@@ -63,8 +66,35 @@ func removeLeftovers() {
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		if syscall.Kill(pid, 0) == syscall.ESRCH {
-			_ = os.RemoveAll(dir)
+		if syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		for _, orphan := range findProcesses(func(args []string) bool {
+			return slices.ContainsFunc(args, func(arg string) bool { return strings.Contains(arg, dir+"/") })
+		}) {
+			_ = syscall.Kill(orphan, syscall.SIGKILL)
+		}
+		_ = os.RemoveAll(dir)
+	}
+}
+
+// findProcesses returns the ids of the processes whose command line, read
+// from /proc, matches. Processes that end meanwhile are skipped.
+func findProcesses(match func(args []string) bool) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, entry := range entries {
+		pid, err := strconv.Atoi(entry.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", entry.Name(), "cmdline"))
+		if err != nil || len(cmdline) == 0 { // gone, or a zombie
+			continue
+		}
+		if match(strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")) {
+			pids = append(pids, pid)
 		}
 	}
+	return pids
 }

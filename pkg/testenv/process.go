@@ -1,7 +1,6 @@
 package testenv
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -15,7 +14,8 @@ import (
 	"time"
 )
 
-// process is one component of the control plane, its output in a log file.
+// process is a component that envtest does not run (kube-controller-manager,
+// kube-scheduler, kwok), its output in a log file.
 type process struct {
 	name    string
 	cmd     *exec.Cmd
@@ -52,7 +52,7 @@ func startProcess(dir, name, binary string, args ...string) (*process, error) {
 }
 
 // Spawn starts a command from one OS thread that never exits, as every
-// component is started: the parent-death signal (SysProcAttr.Pdeathsig)
+// process here is started: the parent-death signal (SysProcAttr.Pdeathsig)
 // fires when the thread that forked a child exits, not the process, and Go
 // may end threads under goroutines it runs.
 var Spawn = func() func(*exec.Cmd) error {
@@ -141,12 +141,6 @@ func problems(log string) string {
 		return "(none)"
 	}
 	return strings.Join(kept, "\n")
-}
-
-// logContains tells whether the log holds s: used to spot a lost port race.
-func (p *process) logContains(s string) bool {
-	data, err := os.ReadFile(p.logFile)
-	return err == nil && bytes.Contains(data, []byte(s))
 }
 
 // waitFor polls ready until it returns nil, the process exits, or timeout passes.

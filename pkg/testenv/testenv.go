@@ -3,31 +3,28 @@ package testenv
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 const (
 	// serviceCIDRs are dual-stack, so that Services may ask for either family or
 	// both; the IPv6 range is documentation space, as nothing routes ClusterIPs.
 	serviceCIDRs = "10.0.0.0/24,2001:db8:ffff::/112"
-	serviceIP    = "10.0.0.1" // the first address of the IPv4 range: the kubernetes Service
 	// dirPrefix starts the name of every environment's folder under the system's
 	// temporary folder; the process id follows, so leftovers can be recognised.
 	dirPrefix = "cno-testenv-"
 	// portAttempts bounds retries when another process takes a free port between
-	// our probe and the component's bind.
+	// the probe and the component's bind.
 	portAttempts = 3
 	startTimeout = 60 * time.Second
 	stopGrace    = 10 * time.Second
@@ -68,9 +65,8 @@ type Env struct {
 	// AuditLog is kube-apiserver's audit log, with Options.Audit.
 	AuditLog string
 
-	pki      *pki
-	procs    []*process // in start order
-	ports    []int
+	plane    *envtest.ControlPlane // etcd and kube-apiserver
+	procs    []*process            // the other components, in start order
 	stopOnce sync.Once
 }
 
@@ -88,26 +84,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 			e.Stop()
 		}
 	}()
-	if e.pki, err = newPKI(dir); err != nil {
-		return nil, fmt.Errorf("creating certificates: %v", err)
-	}
-	address := opts.Address
-	if address == "" {
-		address = "127.0.0.1"
-	}
-	if e.pki.serverIP = net.ParseIP(address); e.pki.serverIP == nil {
-		return nil, fmt.Errorf("address %q is not an IP address", address)
-	}
-	etcdURL, err := e.startEtcd()
-	if err != nil {
-		return nil, err
-	}
-	if opts.Audit {
-		if err := e.writeAuditPolicy(); err != nil {
-			return nil, err
-		}
-	}
-	if err := e.startAPIServer(etcdURL, address); err != nil {
+	if err := e.startControlPlane(ctx, opts); err != nil {
 		return nil, err
 	}
 	if opts.ControllerManager {
@@ -139,6 +116,9 @@ func (e *Env) Stop() {
 		for i := len(e.procs) - 1; i >= 0; i-- {
 			e.procs[i].stop(stopGrace)
 		}
+		if e.plane != nil {
+			_ = e.plane.Stop() // kube-apiserver, then etcd
+		}
 		_ = os.RemoveAll(e.Dir)
 		unregister(e)
 	})
@@ -152,11 +132,9 @@ func (e *Env) describe() string {
 			version = v.GitVersion
 		}
 	}
-	s := fmt.Sprintf("kube-apiserver %s at %s", version, e.Config.Host)
+	s := fmt.Sprintf("kube-apiserver %s at %s, etcd", version, e.Config.Host)
 	for _, p := range e.procs {
-		if p.name != "kube-apiserver" {
-			s += ", " + p.name
-		}
+		s += ", " + p.name
 	}
 	return s
 }
@@ -166,114 +144,19 @@ func (e *Env) describe() string {
 // long test output shows its end, and whole logs there would push the test's
 // own failure line out of it.
 func (e *Env) LogProblems(lines int) string {
-	var s string
+	names := []string{"etcd", "kube-apiserver"}
 	for _, p := range e.procs {
-		s += fmt.Sprintf("--- %s: warnings and errors in its last %d lines ---\n%s\n", p.name, lines, problems(p.tail(lines)))
+		names = append(names, p.name)
+	}
+	var s string
+	for _, name := range names {
+		s += fmt.Sprintf("--- %s: warnings and errors in its last %d lines ---\n%s\n", name, lines, problems(TailFile(e.logFile(name), lines)))
 	}
 	return s
 }
 
-func (e *Env) startEtcd() (string, error) {
-	bin, err := Binary("etcd")
-	if err != nil {
-		return "", err
-	}
-	var url string
-	err = e.startOnFreePorts(2, func(ports []int) (*process, error) {
-		url = "http://127.0.0.1:" + strconv.Itoa(ports[0])
-		peer := "http://127.0.0.1:" + strconv.Itoa(ports[1])
-		p, err := startProcess(e.Dir, "etcd", bin,
-			"--data-dir="+filepath.Join(e.Dir, "etcd"),
-			"--listen-client-urls="+url, "--advertise-client-urls="+url,
-			"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer,
-			"--initial-cluster=default="+peer,
-			"--unsafe-no-fsync", // the data is thrown away: durability only costs time
-			"--log-level=warn")
-		if err != nil {
-			return nil, err
-		}
-		return p, p.waitFor(startTimeout, func() error { return httpOK(url + "/health") })
-	})
-	return url, err
-}
-
-func (e *Env) startAPIServer(etcdURL, address string) error {
-	bin, err := Binary("kube-apiserver")
-	if err != nil {
-		return err
-	}
-	serverCert, serverKey, err := e.pki.issue("kube-apiserver", true)
-	if err != nil {
-		return err
-	}
-	saKey, err := e.pki.signingKey()
-	if err != nil {
-		return err
-	}
-	adminCert, adminKey, err := e.pki.issue("testenv-admin", false, "system:masters")
-	if err != nil {
-		return err
-	}
-	return e.startOnFreePorts(1, func(ports []int) (*process, error) {
-		host := "https://" + net.JoinHostPort(address, strconv.Itoa(ports[0]))
-		args := []string{
-			"--etcd-servers=" + etcdURL,
-			"--bind-address=" + address, "--secure-port=" + strconv.Itoa(ports[0]),
-			// v1.37 refuses a loopback advertise address unless it does not
-			// reconcile the kubernetes Service's endpoints.
-			"--advertise-address=" + address, "--endpoint-reconciler-type=none",
-			// No kube-proxy makes Service addresses reachable here: webhooks are
-			// called at their Service's endpoints instead.
-			"--enable-aggregator-routing=true",
-			"--cert-dir=" + e.Dir,
-			"--tls-cert-file=" + serverCert, "--tls-private-key-file=" + serverKey,
-			"--client-ca-file=" + e.pki.CAFile,
-			"--service-account-issuer=https://kubernetes.default.svc",
-			"--service-account-key-file=" + saKey, "--service-account-signing-key-file=" + saKey,
-			"--service-cluster-ip-range=" + serviceCIDRs,
-			"--authorization-mode=RBAC",
-			"--allow-privileged=true",
-			"--profiling=false"}
-		if e.AuditLog != "" {
-			args = append(args, "--audit-log-path="+e.AuditLog, "--audit-policy-file="+filepath.Join(e.Dir, "audit-policy.yaml"),
-				"--audit-log-mode=blocking") // every event is written before the request returns
-		}
-		p, err := startProcess(e.Dir, "kube-apiserver", bin, args...)
-		if err != nil {
-			return nil, err
-		}
-		e.Config = &rest.Config{
-			Host:            host,
-			TLSClientConfig: rest.TLSClientConfig{CAFile: e.pki.CAFile, CertFile: adminCert, KeyFile: adminKey},
-			QPS:             100,
-			Burst:           200,
-		}
-		if e.Kubeconfig, err = e.writeKubeconfig("admin", adminCert, adminKey); err != nil {
-			return p, err
-		}
-		return p, p.waitFor(startTimeout, e.apiServerReady)
-	})
-}
-
-// writeAuditPolicy logs the metadata of every request, once it is answered.
-func (e *Env) writeAuditPolicy() error {
-	e.AuditLog = filepath.Join(e.Dir, "audit.log")
-	return os.WriteFile(filepath.Join(e.Dir, "audit-policy.yaml"), []byte(`apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: [RequestReceived, ResponseStarted]
-rules:
-- level: Metadata
-`), 0o600)
-}
-
-func (e *Env) apiServerReady() error {
-	client, err := rest.HTTPClientFor(e.Config)
-	if err != nil {
-		return err
-	}
-	defer client.CloseIdleConnections()
-	return getOK(client, e.Config.Host+"/readyz")
-}
+// logFile is where a component's output goes.
+func (e *Env) logFile(name string) string { return filepath.Join(e.Dir, name+".log") }
 
 func (e *Env) startControllerManager() error {
 	bin, err := Binary("kube-controller-manager")
@@ -288,8 +171,10 @@ func (e *Env) startControllerManager() error {
 		"--kubeconfig="+kubeconfig,
 		"--controllers=*", "--leader-elect=false",
 		"--secure-port=0", // no health endpoint: readiness is judged from its work
-		"--service-account-private-key-file="+filepath.Join(e.Dir, "service-account.key"),
-		"--root-ca-file="+e.pki.CAFile,
+		// The key envtest writes beside kube-apiserver's certificates, and
+		// whose public half kube-apiserver checks tokens with.
+		"--service-account-private-key-file="+filepath.Join(e.plane.APIServer.CertDir, "sa-signer.key"),
+		"--root-ca-file="+e.Config.CAFile,
 		// Defaults (20/30) make rollouts over many nodes wait on the client's rate limiter.
 		"--kube-api-qps=200", "--kube-api-burst=400")
 	if err != nil {
@@ -358,65 +243,22 @@ func (e *Env) startKwok(ignorePods string) error {
 	return p.waitFor(startTimeout, p.upFor(time.Second))
 }
 
-// startOnFreePorts starts a component on n free loopback ports, and again on new
-// ones if another process took one first.
-func (e *Env) startOnFreePorts(n int, start func(ports []int) (*process, error)) error {
-	var err error
-	for attempt := 0; attempt < portAttempts; attempt++ {
-		ports, perr := freePorts(n)
-		if perr != nil {
-			return perr
-		}
-		var p *process
-		p, err = start(ports)
-		if p != nil {
-			e.procs = append(e.procs, p)
-		}
-		if err == nil {
-			e.ports = append(e.ports, ports...)
-			return nil
-		}
-		if p == nil || !p.logContains("address already in use") {
-			return err
-		}
-		p.stop(stopGrace)
-	}
-	return err
-}
-
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var listeners []net.Listener
-	defer func() {
-		for _, l := range listeners {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-// clientKubeconfig issues a client certificate for a component (an administrator:
-// the components here are trusted) and writes its kubeconfig.
+// clientKubeconfig provisions a user for a component (an administrator: the
+// components here are trusted) and writes its kubeconfig.
 func (e *Env) clientKubeconfig(user string) (string, error) {
-	cert, key, err := e.pki.issue(user, false, "system:masters")
+	u, err := e.plane.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		return "", err
 	}
-	return e.writeKubeconfig(user, cert, key)
+	return e.writeKubeconfig(user, u.Config())
 }
 
-func (e *Env) writeKubeconfig(user, cert, key string) (string, error) {
+// writeKubeconfig writes a kubeconfig of a user's client certificate, whose
+// cluster is named testenv (envtest's own writer names it envtest).
+func (e *Env) writeKubeconfig(user string, c *rest.Config) (string, error) {
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["testenv"] = &clientcmdapi.Cluster{Server: e.Config.Host, CertificateAuthority: e.pki.CAFile}
-	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificate: cert, ClientKey: key}
+	cfg.Clusters["testenv"] = &clientcmdapi.Cluster{Server: e.Config.Host, CertificateAuthority: e.Config.CAFile}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: c.CertData, ClientKeyData: c.KeyData}
 	cfg.Contexts["testenv"] = &clientcmdapi.Context{Cluster: "testenv", AuthInfo: user}
 	cfg.CurrentContext = "testenv"
 	file := filepath.Join(e.Dir, filepath.Base(user)+".kubeconfig")
@@ -433,8 +275,6 @@ func (e *Env) exists(path string) error {
 	return getOK(client, e.Config.Host+path)
 }
 
-func httpOK(url string) error { return getOK(http.DefaultClient, url) }
-
 func getOK(client *http.Client, url string) error {
 	resp, err := client.Get(url)
 	if err != nil {
@@ -445,25 +285,4 @@ func getOK(client *http.Client, url string) error {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return nil
-}
-
-// PauseAPIServer stops kube-apiserver with SIGSTOP: it keeps its connections
-// and its port, and answers nothing, as an API server that hangs or a control
-// plane cut off by the network does. ResumeAPIServer continues it. A paused
-// API server is resumed before Stop stops it.
-func (e *Env) PauseAPIServer() error { return e.signal("kube-apiserver", syscall.SIGSTOP) }
-
-// ResumeAPIServer continues a paused kube-apiserver.
-func (e *Env) ResumeAPIServer() error { return e.signal("kube-apiserver", syscall.SIGCONT) }
-
-func (e *Env) signal(name string, sig syscall.Signal) error {
-	for _, p := range e.procs {
-		if p.name == name {
-			if p.exited() {
-				return p.failure(fmt.Errorf("cannot send %s", sig))
-			}
-			return syscall.Kill(-p.cmd.Process.Pid, sig)
-		}
-	}
-	return fmt.Errorf("no %s in this environment", name)
 }

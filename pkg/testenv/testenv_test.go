@@ -2,26 +2,38 @@ package testenv
 
 import (
 	"errors"
+	"fmt"
 	"net"
+	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/rest"
 )
 
 func TestStopLeavesNoProcessesPortsOrFiles(t *testing.T) {
 	e := New(t, Options{ControllerManager: true, Scheduler: true, Nodes: Nodes(1)})
 
-	var pids []int
-	for _, p := range e.procs {
-		pids = append(pids, p.cmd.Process.Pid)
-	}
+	// Every component's command line names a file in Dir; the ports are those
+	// it was told to listen on.
+	var ports []int
+	pids := findProcesses(func(args []string) bool {
+		if !slices.ContainsFunc(args, func(arg string) bool { return strings.Contains(arg, e.Dir+"/") }) {
+			return false
+		}
+		ports = append(ports, listenPorts(t, args)...)
+		return true
+	})
 	if len(pids) != 5 {
 		t.Fatalf("want etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok running, got %d processes", len(pids))
 	}
-	ports := append([]int(nil), e.ports...)
 	if len(ports) != 3 {
 		t.Fatalf("want etcd's two ports and kube-apiserver's, got %v", ports)
 	}
@@ -46,15 +58,41 @@ func TestStopLeavesNoProcessesPortsOrFiles(t *testing.T) {
 	}
 }
 
+// listenPorts returns the ports in etcd's listen URLs and a secure port other than 0.
+func listenPorts(t *testing.T, args []string) []int {
+	t.Helper()
+	var ports []int
+	for _, arg := range args {
+		flag, value, _ := strings.Cut(arg, "=")
+		switch flag {
+		case "--listen-client-urls", "--listen-peer-urls":
+			u, err := url.Parse(value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			value = u.Port()
+		case "--secure-port":
+		default:
+			continue
+		}
+		if port, err := strconv.Atoi(value); err != nil {
+			t.Fatalf("%s: %v", arg, err)
+		} else if port != 0 {
+			ports = append(ports, port)
+		}
+	}
+	return ports
+}
+
 func TestFailedStartShowsTheComponentLog(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs etcd: not run with -short")
+		t.Skip("runs kube-scheduler: not run with -short")
 	}
-	bin, err := Binary("etcd")
+	bin, err := Binary("kube-scheduler")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := startProcess(t.TempDir(), "etcd", bin, "--no-such-flag")
+	p, err := startProcess(t.TempDir(), "kube-scheduler", bin, "--no-such-flag")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,5 +106,90 @@ func TestFailedStartShowsTheComponentLog(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %q:\n%v", want, err)
 		}
+	}
+}
+
+// A test binary killed outright leaves etcd running, as envtest starts it
+// without a parent-death signal: the next start kills it and removes its folder.
+func TestLeftoversOfAKilledRunAreRemoved(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs etcd: not run with -short")
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", dirPrefix, gone.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin, err := Binary("etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, peer := freeURL(t), freeURL(t)
+	etcd := exec.Command(bin, "--data-dir="+filepath.Join(dir, "etcd"), "--listen-client-urls="+client,
+		"--advertise-client-urls="+client, "--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer,
+		"--initial-cluster=default="+peer)
+	if err := etcd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- etcd.Wait() }()
+
+	removeLeftovers()
+
+	select {
+	case err := <-exited:
+		if status, ok := etcd.ProcessState.Sys().(syscall.WaitStatus); !ok || status.Signal() != syscall.SIGKILL {
+			t.Errorf("etcd ended by %v, not by SIGKILL", err)
+		}
+	case <-time.After(10 * time.Second):
+		_ = etcd.Process.Kill()
+		t.Fatal("the leftover etcd still runs after removeLeftovers")
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("leftover folder %s still exists (stat: %v)", dir, err)
+	}
+}
+
+func freeURL(t *testing.T) string {
+	t.Helper()
+	port, err := freePort("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "http://127.0.0.1:" + strconv.Itoa(port)
+}
+
+// kube-apiserver serves on the address asked for, under a certificate valid
+// for it, and a paused one answers nothing until resumed.
+func TestAddressAndPause(t *testing.T) {
+	e := New(t, Options{Address: "127.0.0.2"})
+	if want := "https://127.0.0.2:"; !strings.HasPrefix(e.Config.Host, want) {
+		t.Fatalf("kube-apiserver at %s, want %s…", e.Config.Host, want)
+	}
+	if err := e.exists("/api/v1/namespaces/default"); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := e.PauseAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	paused := rest.CopyConfig(e.Config)
+	paused.Timeout = time.Second
+	client, err := rest.HTTPClientFor(paused)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := getOK(client, e.Config.Host+"/readyz"); err == nil {
+		t.Error("a paused kube-apiserver answered")
+	}
+	if err := e.ResumeAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.exists("/api/v1/namespaces/default"); err != nil {
+		t.Errorf("after resuming: %v", err)
 	}
 }
