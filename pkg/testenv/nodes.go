@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
 
 // kwokNodeAnnotation marks the Nodes kwok manages.
@@ -51,7 +53,7 @@ func (e *Env) AddNodes(ctx context.Context, nodes ...Node) error {
 			if apierrors.IsNotFound(err) {
 				return false, err
 			}
-			return err == nil && nodeReady(node), nil
+			return err == nil && status.NodeReady(node), nil
 		})
 		if err != nil {
 			return fmt.Errorf("node %s did not become Ready: %v", n.Name, err)
@@ -84,13 +86,4 @@ func (n Node) object() *corev1.Node {
 			{Type: corev1.NodeHostName, Address: n.Name},
 		}},
 	}
-}
-
-func nodeReady(node *corev1.Node) bool {
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
 
 // A DaemonSet rolls out over kwok nodes the way it would over real ones: pods are
@@ -139,7 +141,7 @@ func waitRolledOut(t *testing.T, client kubernetes.Interface, ds *appsv1.DaemonS
 func nodesWithReadyPod(pods map[types.UID]*corev1.Pod) int {
 	ready := map[string]bool{}
 	for _, p := range pods {
-		if p.Spec.NodeName != "" && podReady(p) {
+		if p.Spec.NodeName != "" && status.PodReady(p) {
 			ready[p.Spec.NodeName] = true
 		}
 	}
@@ -150,7 +152,7 @@ func nodesWithReadyPod(pods map[types.UID]*corev1.Pod) int {
 func allUpdated(pods map[types.UID]*corev1.Pod, nodes int, image string) bool {
 	perNode := map[string]int{}
 	for _, p := range pods {
-		if p.Spec.Containers[0].Image != image || !podReady(p) {
+		if p.Spec.Containers[0].Image != image || !status.PodReady(p) {
 			return false
 		}
 		perNode[p.Spec.NodeName]++
@@ -166,19 +168,10 @@ func allUpdated(pods map[types.UID]*corev1.Pod, nodes int, image string) bool {
 	return true
 }
 
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 func describe(pods map[types.UID]*corev1.Pod) string {
 	s := ""
 	for _, p := range pods {
-		s += fmt.Sprintf("[%s node=%s image=%s ready=%v] ", p.Name, p.Spec.NodeName, p.Spec.Containers[0].Image, podReady(p))
+		s += fmt.Sprintf("[%s node=%s image=%s ready=%v] ", p.Name, p.Spec.NodeName, p.Spec.Containers[0].Image, status.PodReady(p))
 	}
 	return s
 }
