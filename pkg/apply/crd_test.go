@@ -16,10 +16,7 @@ import (
 // a client whose REST mapper already looked for the kind and did not find it.
 func TestCustomResourceRightAfterItsDefinition(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
-	c, err := client.New(env.Config, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := env.Client(t, nil)
 	a := &Applier{Client: c, FieldOwner: "test"}
 	for i := range 5 {
 		group := fmt.Sprintf("g%d.example.com", i)

@@ -3,6 +3,9 @@ package testenv
 import (
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // New starts a control plane for one test and stops it when the test ends,
@@ -28,4 +31,15 @@ func New(t testing.TB, opts Options) *Env {
 		e.Stop()
 	})
 	return e
+}
+
+// Client returns an administrator's client of the control plane, with the
+// scheme given: the operator's (operator.NewScheme), or client-go's when nil.
+func (e *Env) Client(t testing.TB, scheme *runtime.Scheme) client.Client {
+	t.Helper()
+	c, err := client.New(e.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -10,7 +10,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apply"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
@@ -33,10 +32,7 @@ func TestRenderOutputPassesServerSideDryRun(t *testing.T) {
 	assertRendered(t, objs)
 
 	env := testenv.New(t, testenv.Options{})
-	c, err := client.New(env.Config, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := env.Client(t, nil)
 	var prerequisites []*unstructured.Unstructured
 	for _, o := range objs {
 		if o.GetKind() == "CustomResourceDefinition" || o.GetKind() == "Namespace" {

@@ -77,11 +77,7 @@ func testOptions() Options {
 func startModule(t testing.TB, envOpts testenv.Options, opts Options) *moduleEnv {
 	t.Helper()
 	env := testenv.New(t, envOpts)
-	m := &moduleEnv{Env: env}
-	var err error
-	if m.client, err = newTestClient(env); err != nil {
-		t.Fatal(err)
-	}
+	m := &moduleEnv{Env: env, client: env.Client(t, testScheme)}
 	if err := InstallAPI(t.Context(), m.client); err != nil {
 		t.Fatal(err)
 	}
@@ -90,10 +86,6 @@ func startModule(t testing.TB, envOpts testenv.Options, opts Options) *moduleEnv
 	}
 	m.run(t, opts)
 	return m
-}
-
-func newTestClient(env *testenv.Env) (client.Client, error) {
-	return client.New(env.Config, client.Options{Scheme: testScheme})
 }
 
 func clientWithWatch(env *testenv.Env) (client.WithWatch, error) {

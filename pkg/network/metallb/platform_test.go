@@ -70,11 +70,7 @@ func TestPlatformOverride(t *testing.T) {
 // without a restart.
 func TestInfrastructurePlatform(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
-	m := &moduleEnv{Env: env}
-	var err error
-	if m.client, err = newTestClient(env); err != nil {
-		t.Fatal(err)
-	}
+	m := &moduleEnv{Env: env, client: env.Client(t, testScheme)}
 	ctx := t.Context()
 	infra := m.installInfrastructure(t, configv1.AWSPlatformType)
 	if err := InstallAPI(ctx, m.client); err != nil {

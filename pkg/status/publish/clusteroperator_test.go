@@ -1,4 +1,4 @@
-package publish
+package publish_test
 
 import (
 	"os"
@@ -10,29 +10,27 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apply"
+	"github.com/bmlb/cluster-network-operator/pkg/operator"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
+	"github.com/bmlb/cluster-network-operator/pkg/status/publish"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
 func TestClusterOperatorWrites(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = configv1.Install(scheme)
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	scheme, err := operator.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := env.Client(t, scheme)
 	ctx := t.Context()
 	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
-	w := &ClusterOperator{Client: c, Name: "metallb", Clock: clock}
+	w := &publish.ClusterOperator{Client: c, Name: "metallb", Clock: clock}
 	report := status.OperandStatus{Conditions: status.NewConditions(), Versions: []configv1.OperandVersion{{Name: "operator", Version: "A"}}}
 
 	assertNothingWritten(t, w, c, report)
@@ -87,7 +85,7 @@ func createClusterOperator(t *testing.T, c client.Client) {
 // is read or written and nothing fails, and with it, that a ClusterOperator
 // that does not exist is not created: the cluster-version operator does that.
 // It leaves the API installed.
-func assertNothingWritten(t *testing.T, w *ClusterOperator, c client.Client, report status.OperandStatus) {
+func assertNothingWritten(t *testing.T, w *publish.ClusterOperator, c client.Client, report status.OperandStatus) {
 	t.Helper()
 	ctx := t.Context()
 	if co, err := w.Get(ctx); co != nil || err != nil {
@@ -106,7 +104,7 @@ func assertNothingWritten(t *testing.T, w *ClusterOperator, c client.Client, rep
 }
 
 // write writes the report over the ClusterOperator as Get reads it.
-func write(t *testing.T, w *ClusterOperator, r status.OperandStatus) {
+func write(t *testing.T, w *publish.ClusterOperator, r status.OperandStatus) {
 	t.Helper()
 	co, err := w.Get(t.Context())
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apply"
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
@@ -15,10 +14,7 @@ import (
 // defaulting and admission, through a server-side dry-run apply.
 func TestRenderedObjectsPassServerSideDryRun(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
-	c, err := client.New(env.Config, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := env.Client(t, nil)
 	// Custom resources need their CRDs, and namespaced objects their namespace,
 	// for real; the CRDs must become Established.
 	real := &apply.Applier{Client: c, FieldOwner: "render-test"}

@@ -127,3 +127,7 @@ func (p *Plan) recordedConditions() (objects.Object, map[string]status.Condition
 	}
 	return nil, recorded
 }
+
+func ignoredMessage(o *metav1.PartialObjectMetadata, namespace string) string {
+	return fmt.Sprintf("%s %s/%s is outside %s and is ignored", o.Kind, o.Namespace, o.Name, namespace)
+}

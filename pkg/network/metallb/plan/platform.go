@@ -91,3 +91,8 @@ func firstByName(first, n *NodeProvider) *NodeProvider {
 	}
 	return first
 }
+
+func platformMessage(p Platform, allowed []string) string {
+	return fmt.Sprintf("MetalLB is not deployed: the platform is %s (from %s), and the operator deploys MetalLB only on %s. "+
+		"To deploy it anyway, start the operator with --platform=BareMetal.", p.Type, p.Source, strings.Join(allowed, ", "))
+}
