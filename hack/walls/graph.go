@@ -18,7 +18,7 @@ const clientNode = "client"
 func graph(pkgs map[string]pkg) string {
 	var names []string
 	for name := range pkgs {
-		if short := strings.TrimPrefix(name, module); strings.HasPrefix(short, "pkg/") || strings.HasPrefix(short, "cmd/") {
+		if short, ours := strings.CutPrefix(name, module); ours && (strings.HasPrefix(short, "pkg/") || strings.HasPrefix(short, "cmd/")) {
 			names = append(names, short)
 		}
 	}
@@ -107,7 +107,7 @@ func checkTable(file, doc string, pkgs map[string]pkg) error {
 	}
 	var missing, extra []string
 	for name := range pkgs {
-		if short := strings.TrimPrefix(name, module); !listed[short] {
+		if short, ours := strings.CutPrefix(name, module); ours && !listed[short] {
 			missing = append(missing, short)
 		}
 	}
