@@ -52,7 +52,7 @@ func (c *bgpCluster) killNode(t *testing.T, ip net.IP, timeout time.Duration) (s
 	}
 	c.Runner.StopNode(dead, syscall.SIGKILL)
 	others := slices.DeleteFunc(c.nodeNames(), func(n string) bool { return n == dead })
-	c.waitNextHopsWithin(t, timeout, ip, others...)
+	s.waitFor(t, timeout, others)
 	samples := s.stop()
 	gone, ok := s.firstWithout(dead, died)
 	if !ok {
@@ -73,14 +73,15 @@ type nextHopSample struct {
 // nextHopSampler asks the router for its next hops to an address every
 // 100 ms, until stopped.
 type nextHopSampler struct {
-	mu      sync.Mutex
-	samples []nextHopSample
-	done    chan struct{}
-	stopped sync.WaitGroup
+	mu       sync.Mutex
+	samples  []nextHopSample
+	recorded chan struct{} // a sample was recorded
+	done     chan struct{}
+	stopped  sync.WaitGroup
 }
 
 func (c *bgpCluster) sampleNextHops(t *testing.T, ip net.IP) *nextHopSampler {
-	s := &nextHopSampler{done: make(chan struct{})}
+	s := &nextHopSampler{recorded: make(chan struct{}, 1), done: make(chan struct{})}
 	s.stopped.Add(1)
 	go func() {
 		defer s.stopped.Done()
@@ -91,6 +92,10 @@ func (c *bgpCluster) sampleNextHops(t *testing.T, ip net.IP) *nextHopSampler {
 				s.mu.Lock()
 				s.samples = append(s.samples, nextHopSample{time.Now(), nodes})
 				s.mu.Unlock()
+				select {
+				case s.recorded <- struct{}{}:
+				default:
+				}
 			}
 			select {
 			case <-s.done:
@@ -101,6 +106,33 @@ func (c *bgpCluster) sampleNextHops(t *testing.T, ip net.IP) *nextHopSampler {
 	}()
 	t.Cleanup(func() { s.stop() })
 	return s
+}
+
+// waitFor waits until the sampler records the router's next hops as exactly
+// the nodes: what the story then reads of the samples holds what the wait
+// saw, as the two are one observation.
+func (s *nextHopSampler) waitFor(t *testing.T, timeout time.Duration, nodes []string) {
+	t.Helper()
+	nodes = slices.Sorted(slices.Values(nodes))
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	var last []string
+	for seen := 0; ; {
+		s.mu.Lock()
+		fresh := s.samples[seen:]
+		seen = len(s.samples)
+		s.mu.Unlock()
+		for _, sample := range fresh {
+			if last = sample.nodes; slices.Equal(sample.nodes, nodes) {
+				return
+			}
+		}
+		select {
+		case <-s.recorded:
+		case <-deadline.C:
+			t.Fatalf("the router's next hops are %q after %s, want %q", last, timeout, nodes)
+		}
+	}
 }
 
 // stop ends the sampling, once, and returns the samples.
