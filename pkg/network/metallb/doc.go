@@ -3,8 +3,9 @@
 // manifests from bindata/metallb, applies them, carries out upgrades in order
 // and reports MetalLB's state.
 //
-// A reconcile is three steps, each in its own file: observe (observe.go) reads
-// what decisions look at into a Snapshot, plan (plan.go) works out from it,
-// with no client and no clock, everything the reconcile does, and act (act.go)
-// does it. Every decision is a row of plan_test.go's table.
+// A reconcile is observe (observe*.go: every read, into a plan.Snapshot),
+// plan (package plan: every decision, with no client and no clock), act
+// (act.go: every write of the plan) and the report (act_report.go: the
+// status, metrics and Events the plan's Report says). What this package adds
+// to the operator is Module: its flags, its cache, its watches.
 package metallb

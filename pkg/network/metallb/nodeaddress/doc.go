@@ -6,7 +6,7 @@
 //
 // Each Service is reconciled on its own: observe reads the Service, the
 // eligible nodes and the Services that share one of its ports from the cache;
-// decide, a pure function, works out its addresses and what it lost to older
-// Services; act applies the status with server-side apply under FieldManager,
-// and records a Warning Event for each loss.
+// package decide, with no client, works out its addresses and what it lost to
+// older Services; act applies the status with server-side apply under
+// FieldManager, and records a Warning Event for each loss.
 package nodeaddress
