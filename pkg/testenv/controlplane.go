@@ -222,5 +222,32 @@ func (e *Env) signalAPIServer(sig syscall.Signal) error {
 			sig, len(pids), s.CertDir, e.logFile("kube-apiserver"), TailFile(e.logFile("kube-apiserver"), 30))
 	}
 	// envtest starts each component as its own process group.
-	return syscall.Kill(-pids[0], sig)
+	if err := syscall.Kill(-pids[0], sig); err != nil || sig != syscall.SIGSTOP {
+		return err
+	}
+	return waitStopped(pids[0])
+}
+
+// waitStopped waits until every thread of a process is stopped. A SIGSTOP is
+// taken by one thread, which then stops the others: on a busy machine the
+// rest may go on answering requests for a while after kill returns.
+func waitStopped(pid int) error {
+	return wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, stopWait, true, func(context.Context) (bool, error) {
+		stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		if err != nil || len(stats) == 0 {
+			return false, fmt.Errorf("reading the threads of process %d: %v", pid, err)
+		}
+		for _, stat := range stats {
+			data, err := os.ReadFile(stat)
+			if err != nil {
+				return false, nil // a thread that ended meanwhile
+			}
+			// "pid (comm) state ...": comm may hold spaces and parentheses.
+			rest := string(data[strings.LastIndexByte(string(data), ')')+1:])
+			if fields := strings.Fields(rest); len(fields) == 0 || (fields[0] != "T" && fields[0] != "t") {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 }

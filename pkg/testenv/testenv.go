@@ -28,6 +28,8 @@ const (
 	portAttempts = 3
 	startTimeout = 60 * time.Second
 	stopGrace    = 10 * time.Second
+	// stopWait bounds the wait for a SIGSTOPped process to have stopped.
+	stopWait = 5 * time.Second
 )
 
 // Options choose the components to run beside etcd and kube-apiserver.
