@@ -3,12 +3,17 @@ package e2e
 import (
 	"testing"
 	"time"
+
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // Address and answer: with a pool and an advertisement, the operator deploys
 // MetalLB; the real controller gives a LoadBalancer Service an address from the
 // pool and exactly one node's real speaker answers ARP for it.
 func TestAddressAndAnswer(t *testing.T) {
+	if !world.Enter(t, world.Beside) {
+		return
+	}
 	c, _, ip, node := newServingCluster(t)
 	t.Logf("the Service got %s", ip)
 	if !inPool(ip) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // upstreamManifest is upstream's native manifest of the operand's release,
@@ -29,6 +30,9 @@ const upstreamManifest = "../../pkg/network/metallb/manifests/testdata/upstream/
 // rolls the pods as an upgrade does: the controller first, then the speakers
 // one at a time, the memberlist key kept and the address answered throughout.
 func TestAdoptSameVersion(t *testing.T) {
+	if !world.Enter(t, world.Beside) {
+		return
+	}
 	c := newMetallbCluster(t)
 	c.createClusterOperator(t)
 	if out, err := kubectlErr(c.Env, "apply", "-f", upstreamManifest); err != nil {
@@ -108,6 +112,9 @@ func (c *metallbCluster) waitOwned(t *testing.T, objects ...string) {
 // kept field for field, the address answered throughout, and the new
 // controller's webhook refusing a bad pool afterwards.
 func TestAdoptAndUpgrade(t *testing.T) {
+	if !world.Enter(t, world.Beside) {
+		return
+	}
 	c := newMetallbCluster(t)
 	c.createClusterOperator(t)
 	c.handInstall(t, release.PreviousMetalLB)

@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // waitFRRConfigured waits until frr-k8s runs, on every node, FRR configured
@@ -54,6 +56,9 @@ func (c *bgpCluster) waitFRRConfigured(t *testing.T) {
 // next hop within a second, where the hold timer (90 s here) would take
 // minutes.
 func TestFRRK8sBFD(t *testing.T) {
+	if !world.Enter(t, world.Beside) {
+		return
+	}
 	c, _, ip := newBGPServingOn(t, newBGPCluster(t, true), "", "frr-k8s")
 	c.applyOnceServed(t, guideExample(t, "bfd"))
 	c.waitBFDUp(t, len(c.Nodes))
@@ -85,6 +90,9 @@ func (c *bgpCluster) waitBFDUp(t *testing.T, want int) {
 // only after they have rolled back; the FRRConfiguration the user wrote
 // stays.
 func TestBGPBackendSwitch(t *testing.T) {
+	if !world.Enter(t, world.Beside) {
+		return
+	}
 	c, _, ip := newBGPServing(t, "", "native")
 	s := c.sampleNextHops(t, ip)
 

@@ -12,6 +12,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // Peers of the conversion stories: one written as v1beta2 with a field only
@@ -65,6 +66,9 @@ spec:
 // the hold and keepalive times MetalLB's converter sets, and a v1beta2 one as
 // v1beta1 with them too, without what v1beta1 cannot hold.
 func TestBGPPeerConversion(t *testing.T) {
+	if !world.Enter(t, world.Beside) {
+		return
+	}
 	c := newMetallbCluster(t)
 	op := startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB))
 	op.waitReady(t)
@@ -88,6 +92,7 @@ func TestBGPPeerConversion(t *testing.T) {
 // the user guide says: the API server rewrites the apiVersion and drops what
 // the version read has no field for, and sets nothing.
 func TestBGPPeerConversionWithoutWebhooks(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t, testenv.Options{})
 	createNamespaces(t, env, operatorNamespace)
 	op := startOperator(t, env, cluster.Release("4.22.0", release.MetalLB), "--platform=BareMetal", "--metallb-webhooks=false")

@@ -14,6 +14,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // The ASNs of the BGP stories: the nodes' (the BGPPeer's myASN) and the
@@ -51,10 +52,15 @@ func newBGPCluster(t *testing.T, bfd bool) *bgpCluster {
 // runs with both.
 var backends = []string{"native", "frr-k8s"}
 
-// forEachBackend runs a story once with each BGP backend.
+// forEachBackend runs a story once with each BGP backend, each in a world of
+// its own, side by side.
 func forEachBackend(t *testing.T, story func(t *testing.T, backend string)) {
 	for _, b := range backends {
-		t.Run(b, func(t *testing.T) { story(t, b) })
+		t.Run(b, func(t *testing.T) {
+			if world.Enter(t, world.Beside) {
+				story(t, b)
+			}
+		})
 	}
 }
 
@@ -267,6 +273,9 @@ func (c *bgpCluster) waitSessions(t *testing.T, want int) {
 // MetalLB itself reports it, in its ConfigurationStates), and a pool that
 // only BGP would announce, with no BGPPeer left.
 func TestBGPMistakesAreTold(t *testing.T) {
+	if !world.Enter(t, world.Beside) {
+		return
+	}
 	c, _, _ := newBGPServing(t, "", "native")
 	kubectl(t, c.Env, "apply", "-f", writeTemp(t, "apiVersion: metallb.io/v1beta1\nkind: MetalLB\nmetadata:\n  name: metallb\n  namespace: metallb-system\n"))
 	c.applyOnceServed(t, writeTemp(t, `apiVersion: metallb.io/v1beta1

@@ -10,12 +10,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // Deactivate: deleting the advertisement and the pool (through MetalLB's own
 // webhooks) ends the answers, and the operator removes the workloads, while
 // MetalLB's CRDs and the memberlist key stay.
 func TestDeactivate(t *testing.T) {
+	if !world.Enter(t, world.Beside) {
+		return
+	}
 	c, _, ip, _ := newServingCluster(t)
 	key := c.memberlistKey(t)
 

@@ -19,6 +19,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // failoverRuns is how many hard failovers each profile is measured over;
@@ -61,6 +62,9 @@ var profiles = []profile{
 // timing one node at a time with neither address unanswered for over 1 s.
 // The figures go to docs/benchmarks.md.
 func TestFailover(t *testing.T) {
+	if !world.Enter(t, world.Alone) {
+		return
+	}
 	c := newMetallbCluster(t)
 	startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB)).waitReady(t)
 	c.configureDualStack(t)

@@ -85,6 +85,7 @@ func guideCommands(t *testing.T, name string) [][]string {
 // MetalLB's CRDs and ours installed. (The installation test also runs the
 // activate and tune examples for real.)
 func TestUserGuideExamples(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t, testenv.Options{})
 	createNamespaces(t, env, metallbNamespace)
 	// Every CRD the operator may render: MetalLB's, and frr-k8s's.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // MetalLB of the previous release installed by hand, as upstream's docs say
@@ -14,6 +15,9 @@ import (
 // binaries for its image tags, and a Service's address is answered. The
 // takeover and upgrade stories start from this cluster.
 func TestHandInstalledPreviousReleaseAnswers(t *testing.T) {
+	if !world.Enter(t, world.Beside) {
+		return
+	}
 	c := newMetallbCluster(t)
 	c.handInstall(t, release.PreviousMetalLB)
 	c.waitMetallb(t, release.PreviousMetalLB, 3*time.Minute)

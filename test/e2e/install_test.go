@@ -16,6 +16,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 const (
@@ -31,6 +32,9 @@ const (
 // granted by the manifests' RBAC, and each permission granted must have been
 // used.
 func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
+	if !world.Enter(t, world.Beside) {
+		return
+	}
 	c := newMetallbCluster(t, func(o *testenv.Options) { o.Audit = true })
 	c.installOpenShiftAPIs(t)
 

@@ -14,6 +14,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/bmlb/cluster-network-operator/pkg/status"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // Real traffic through a node's address: kube-proxy, built from the pinned
@@ -23,6 +24,9 @@ import (
 // mode writes it, the client gets the backend's answer at that address and
 // the Service's port; another node's address, not listed, is not answered.
 func TestKubeProxyCarriesNodeAddressTraffic(t *testing.T) {
+	if !world.Enter(t, world.Beside) {
+		return
+	}
 	c := newMetallbCluster(t)
 	if err := c.Net.RoutePodsThroughNodes(); err != nil {
 		t.Fatal(err)

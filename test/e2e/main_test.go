@@ -27,14 +27,17 @@ func TestMain(m *testing.M) {
 		os.Exit(code) // the tests ran in a network namespace of their own
 	}
 	flag.Parse()
+	if dir := os.Getenv(binariesEnv); dir != "" { // a story's copy in its world (package world)
+		setBinaries(dir)
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "cno-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	operatorBinary = filepath.Join(dir, "cluster-network-operator")
-	backendBinary = filepath.Join(dir, "backend")
-	for _, err := range []error{buildOperator(operatorBinary), build(backendBinary, "./backend")} {
+	setBinaries(dir)
+	for _, err := range []error{buildOperator(operatorBinary), build(backendBinary, "./backend"), os.Setenv(binariesEnv, dir)} {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -43,6 +46,14 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// binariesEnv hands the stories' copies the binaries built for this run.
+const binariesEnv = "E2E_BINARIES"
+
+func setBinaries(dir string) {
+	operatorBinary = filepath.Join(dir, "cluster-network-operator")
+	backendBinary = filepath.Join(dir, "backend")
 }
 
 // buildOperator builds the binary the way `make build` does, with a known version.

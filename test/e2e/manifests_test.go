@@ -13,6 +13,7 @@ import (
 // creates no namespace, so the two namespaces are created first, as the first
 // real apply would.
 func TestManifestsPassServerSideDryRun(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t, testenv.Options{})
 	createNamespaces(t, env, operatorNamespace, metallbNamespace)
 	t.Logf("kubectl apply -k manifests/ --dry-run=server:\n%s", kubectl(t, env, "apply", "-k", manifestsDir, "--dry-run=server"))

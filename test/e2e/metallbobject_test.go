@@ -16,6 +16,7 @@ import (
 // A user tunes MetalLB with kubectl: a good MetalLB object is applied and shown
 // with its printer columns; a bad one is refused at once, naming the field.
 func TestTuningWithKubectl(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t, testenv.Options{})
 	createNamespaces(t, env, operatorNamespace, "metallb-system")
 	startOperator(t, env, nil).waitReady(t)

@@ -18,6 +18,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress/decide"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // reflectedWithin is the bound on how soon a change (a Service gone,
@@ -35,6 +36,9 @@ const reflectedWithin = 2 * time.Second
 // family. Then a pool hands the Service with no class to the real MetalLB
 // controller, and the classed ones keep their node addresses.
 func TestNodeAddressMode(t *testing.T) {
+	if !world.Enter(t, world.Beside) {
+		return
+	}
 	c := newMetallbCluster(t)
 	if err := c.Net.RoutePodsThroughNodes(); err != nil {
 		t.Fatal(err)

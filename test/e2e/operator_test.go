@@ -30,6 +30,7 @@ import (
 const operatorNamespace = "cluster-network-operator"
 
 func TestVersionPrintsTheStampedVersion(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(operatorBinary, "version").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -40,6 +41,7 @@ func TestVersionPrintsTheStampedVersion(t *testing.T) {
 }
 
 func TestBadInvocationsFailWithOneLine(t *testing.T) {
+	t.Parallel()
 	closed := closedPortKubeconfig(t)
 	for _, tc := range []struct {
 		name     string
@@ -66,6 +68,7 @@ func TestBadInvocationsFailWithOneLine(t *testing.T) {
 }
 
 func TestMissingOperatorNamespaceIsNamed(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t, testenv.Options{})
 	code, stderr := runToExit(t, "start", "--kubeconfig="+env.Kubeconfig, "--operator-namespace=not-there")
 	if code != 1 {
@@ -77,12 +80,14 @@ func TestMissingOperatorNamespaceIsNamed(t *testing.T) {
 // The operator becomes ready and takes the Lease; a second replica waits, ready
 // as a standby, and takes over as soon as the first stops on SIGTERM.
 func TestLeaderElectionHandsOverOnSIGTERM(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t, testenv.Options{})
 	client := kubernetes.NewForConfigOrDie(env.Config)
 	createNamespaces(t, env, operatorNamespace)
 
 	// Short timings, by the flags: a standby retries every 2 s.
-	timings := []string{"--leader-election-lease-duration=15s", "--leader-election-renew-deadline=10s", "--leader-election-retry-period=2s"}
+	const retryPeriod = 2 * time.Second
+	timings := []string{"--leader-election-lease-duration=15s", "--leader-election-renew-deadline=10s", "--leader-election-retry-period=" + retryPeriod.String()}
 	first := startOperator(t, env, nil, timings...)
 	first.waitReady(t)
 	leader := waitLeaseHolder(t, client, func(string) bool { return true })
@@ -91,12 +96,17 @@ func TestLeaderElectionHandsOverOnSIGTERM(t *testing.T) {
 
 	second := startOperator(t, env, nil, timings...)
 	second.waitReady(t)
-	// Longer than a retry period: the standby has tried and failed to take the Lease.
-	time.Sleep(4 * time.Second)
-	if holder := leaseHolder(t, client); holder != leader {
-		t.Fatalf("the Lease moved from %q to %q while its holder ran", leader, holder)
-	}
 	second.waitLog(t, "Attempting to acquire leader lease")
+	// Over two retry periods the standby tries, and fails, to take the Lease.
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 2*retryPeriod, true, func(context.Context) (bool, error) {
+		if holder := leaseHolder(t, client); holder != leader {
+			t.Fatalf("the Lease moved from %q to %q while its holder ran", leader, holder)
+		}
+		return false, nil
+	})
+	if !wait.Interrupted(err) {
+		t.Fatal(err)
+	}
 	if second.logContains("Successfully acquired lease") {
 		t.Fatal("the second replica says it acquired the Lease while the first holds it")
 	}
@@ -214,11 +224,17 @@ func (o *runningOperator) scrape(t *testing.T, token string) (int, string) {
 
 func (o *runningOperator) waitLog(t *testing.T, s string) {
 	t.Helper()
+	o.waitLogCount(t, s, 1)
+}
+
+// waitLogCount waits until the operator has logged s n times.
+func (o *runningOperator) waitLogCount(t *testing.T, s string, n int) {
+	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return o.logContains(s), nil
+		return strings.Count(o.log(), s) >= n, nil
 	})
 	if err != nil {
-		t.Fatalf("operator never logged %q\nlog:\n%s", s, o.log())
+		t.Fatalf("operator never logged %q %d times\nlog:\n%s", s, n, o.log())
 	}
 }
 

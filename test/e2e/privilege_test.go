@@ -75,6 +75,7 @@ type attempt struct {
 // operator from it), nor hand what it holds to everyone through its own
 // RoleBinding.
 func TestOperatorCannotWidenItsOwnPermissions(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("needs a control plane: not run with -short")
 	}

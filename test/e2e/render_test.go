@@ -20,6 +20,7 @@ import (
 // the printed YAML goes through a server-side dry-run apply, after its CRDs and
 // namespace are applied for real.
 func TestRenderOutputPassesServerSideDryRun(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(operatorBinary, "render",
 		"--file", "../../pkg/network/metallb/manifests/testdata/scenarios/speaker-node-selector-tolerations.yaml",
 		"--log-level", "debug", "--max-unavailable", "25%")
@@ -82,6 +83,7 @@ func assertRendered(t *testing.T, objs []*unstructured.Unstructured) {
 }
 
 func TestRenderRefusesBadSettingsNamingTheField(t *testing.T) {
+	t.Parallel()
 	code, stderr := runToExit(t, "render", "--max-unavailable", "150%", "--load-balancer-class", "not a class")
 	if code != 1 {
 		t.Errorf("exit code %d, want 1; stderr:\n%s", code, stderr)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // soakFor is how long the soak lasts (`make soak`; the issue asks for 10 min).
@@ -33,6 +34,9 @@ var soakFor = flag.Duration("soak-for", 10*time.Minute, "how long the fast profi
 // a speaker was suspected, and refuted it, is the figure docs/benchmarks.md
 // records.
 func TestSoakFastProfile(t *testing.T) {
+	if !world.Enter(t, world.Alone) {
+		return
+	}
 	c := newMetallbCluster(t)
 	startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB)).waitReady(t)
 	c.setFailureDetection(t, "Fast")

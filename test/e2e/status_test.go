@@ -21,6 +21,7 @@ import (
 // after MetalLB rolled out on three kwok nodes. The outputs are logged; the
 // status guide shows them.
 func TestStatusReadsWell(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(3)})
 	createNamespaces(t, env, operatorNamespace, "metallb-system")
 	kubectl(t, env, "apply", "-f", clusterOperatorsCRD)

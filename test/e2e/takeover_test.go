@@ -28,6 +28,7 @@ const metallbChart = "testdata/metallb-chart-" + release.MetalLB
 // shows the operator wrote nothing but Events and the ClusterOperator's
 // status.
 func TestTakeoverRefusedOnOddInput(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		install func(t *testing.T, env *testenv.Env)
@@ -260,6 +261,7 @@ func write(t *testing.T, file, content string) {
 // Why a Helm release must let go before a takeover: helm uninstall of
 // upstream's chart deletes MetalLB's CRDs, and with them every pool.
 func TestHelmUninstallDeletesMetalLBsCRDs(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t, testenv.Options{})
 	createNamespaces(t, env, "metallb-system")
 	helmInstall(t, env)

@@ -98,6 +98,7 @@ var badInputs = []struct {
 // field paths and message but those that reference other objects, which no
 // file can show.
 func TestBadInputOffline(t *testing.T) {
+	t.Parallel()
 	for _, tc := range badInputs {
 		t.Run(tc.name, func(t *testing.T) {
 			err := offline(tc.spec)
@@ -160,6 +161,7 @@ func sortedSet(items []string) []string { return sets.List(sets.New(items...)) }
 // field paths and message of the offline path; in every case the workloads in
 // the cluster stay exactly as they were, byte for byte.
 func TestBadInputLeavesWorkloadsUnchanged(t *testing.T) {
+	t.Parallel()
 	m := startModule(t, testenv.Options{}, testOptions())
 
 	// The starting point is an object written for the upstream metallb-operator,

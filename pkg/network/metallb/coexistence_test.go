@@ -28,6 +28,7 @@ import (
 // DaemonSet is the operator's at once, and gets its template once the
 // controller has rolled out, as in an upgrade.
 func TestForeignSpeakerIsNotTouched(t *testing.T) {
+	t.Parallel()
 	m := startModule(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(1)}, testOptions())
 	ctx := t.Context()
 	labels := map[string]string{"app": "metallb", "component": "speaker"}

@@ -30,6 +30,7 @@ import (
 // controller does, under its field manager; test/e2e's BGP stories run the
 // real one.)
 func TestConversionFollowsTheController(t *testing.T) {
+	t.Parallel()
 	opts := testOptions()
 	opts.Webhooks = true
 	m := startModule(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(1)}, opts)

@@ -29,6 +29,7 @@ import (
 // names both nodes, and not a second before; when the speakers are kept off
 // them, the rollout finishes and Degraded clears.
 func TestHungRolloutNamesTheNodes(t *testing.T) {
+	t.Parallel()
 	opts := testOptions()
 	clock := clocktesting.NewFakeClock(time.Now())
 	opts.Clock = clock

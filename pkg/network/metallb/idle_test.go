@@ -18,6 +18,7 @@ import (
 // of which it reports on), make no create, update, patch or delete request,
 // and give no Event.
 func TestIdleModuleWritesNothing(t *testing.T) {
+	t.Parallel()
 	m := startModule(t, testenv.Options{}, testOptions())
 	ctx := t.Context()
 	m.waitCRDs(t)

@@ -23,6 +23,7 @@ var clusterObject = client.ObjectKey{Namespace: manifests.DefaultNamespace, Name
 
 // Only metallb-system/metallb counts: others are told so and change nothing.
 func TestOtherMetalLBObjectsAreIgnored(t *testing.T) {
+	t.Parallel()
 	m := startModule(t, testenv.Options{}, testOptions())
 	ctx := t.Context()
 	if err := m.client.Create(ctx, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName}}); err != nil {

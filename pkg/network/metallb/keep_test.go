@@ -27,6 +27,7 @@ import (
 // while it is down (here every node drained by a NoExecute taint): deleting
 // it would turn validation off, and lose the CA bundle the controller wrote.
 func TestWebhooksStayWhileTheControllerIsDown(t *testing.T) {
+	t.Parallel()
 	opts := testOptions()
 	opts.Webhooks = true
 	m := startModule(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(2)}, opts)
@@ -77,6 +78,7 @@ func (m *moduleEnv) taintNodes(t *testing.T, taint corev1.Taint) {
 // priority class that does not exist), or a status.appliedSpec someone
 // cleared: what runs is left exactly as it is, and Degraded names the field.
 func TestInvalidSpecWithNoAppliedSpecChangesNothing(t *testing.T) {
+	t.Parallel()
 	m := startModule(t, testenv.Options{}, testOptions())
 	m.create(t, "manifests/testdata/scenarios/speaker-node-selector-tolerations.yaml")
 	m.waitDegraded(t, clusterObject, isFalse)
@@ -123,6 +125,7 @@ func (m *moduleEnv) workloadVersions(t *testing.T) string {
 
 // kubectl scale --replicas=0 on the controller is drift, undone at once.
 func TestControllerScaledToZeroIsUndone(t *testing.T) {
+	t.Parallel()
 	m := startModule(t, testenv.Options{}, testOptions())
 	m.waitCRDs(t)
 	m.createPool(t, manifests.DefaultNamespace, "pool1")
@@ -147,6 +150,7 @@ func TestControllerScaledToZeroIsUndone(t *testing.T) {
 // controller Deployment, outlives the deactivation that deletes the
 // Deployment: adoption removed the owner reference, and the key is kept.
 func TestAdoptedMemberlistKeyOutlivesDeactivation(t *testing.T) {
+	t.Parallel()
 	m := startModule(t, testenv.Options{ControllerManager: true}, testOptions())
 	upstream := m.createUpstreamController(t)
 	key := []byte("the-upstream-memberlist-key")

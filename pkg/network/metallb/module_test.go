@@ -26,6 +26,7 @@ import (
 // back, and when the last pool goes MetalLB goes, keeping the user's data and
 // the memberlist key for the next time.
 func TestActivationRepairAndDeactivation(t *testing.T) {
+	t.Parallel()
 	m := startModule(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(3)}, testOptions())
 
 	// No configuration: the CRDs and the namespace, nothing else.

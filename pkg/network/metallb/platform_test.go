@@ -24,6 +24,7 @@ import (
 // how to override; when the nodes are replaced by bare-metal ones MetalLB
 // comes, without a restart. The --platform override deploys it regardless.
 func TestCloudNodesDeployNothing(t *testing.T) {
+	t.Parallel()
 	aws := testenv.Nodes(2)
 	for i := range aws {
 		aws[i].ProviderID = "aws:///us-east-1a/i-000" + aws[i].Name
@@ -58,6 +59,7 @@ func TestCloudNodesDeployNothing(t *testing.T) {
 }
 
 func TestPlatformOverride(t *testing.T) {
+	t.Parallel()
 	opts := testOptions()
 	opts.Platform = "BareMetal"
 	m := startModule(t, testenv.Options{Kwok: true, Nodes: []testenv.Node{{Name: "n0", InternalIP: "192.0.2.10", ProviderID: "aws:///us-east-1a/i-0"}}}, opts)
@@ -69,6 +71,7 @@ func TestPlatformOverride(t *testing.T) {
 // On OpenShift the Infrastructure object decides; a change of it is noticed
 // without a restart.
 func TestInfrastructurePlatform(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t, testenv.Options{})
 	m := &moduleEnv{Env: env, client: env.Client(t, testScheme)}
 	ctx := t.Context()

@@ -34,6 +34,7 @@ const upgradeNodes = 50
 // checkSpeakersAfterController, assertAllSpeakers); the pace the DaemonSet
 // controller keeps, within the bound prematureSyncs explains.
 func TestUpgrade(t *testing.T) {
+	t.Parallel()
 	for _, maxUnavailable := range []string{"1", "10%"} {
 		t.Run("maxUnavailable="+maxUnavailable, func(t *testing.T) {
 			upgradeStory(t, intstr.Parse(maxUnavailable), nil)
@@ -44,6 +45,7 @@ func TestUpgrade(t *testing.T) {
 // The same upgrade with the operator killed and restarted three times on the
 // way: the same end, and never the new version early.
 func TestUpgradeAcrossOperatorRestarts(t *testing.T) {
+	t.Parallel()
 	upgradeStory(t, intstr.FromInt32(1), []int{10, 25, 40})
 }
 

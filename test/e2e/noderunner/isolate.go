@@ -10,8 +10,44 @@ import (
 	"syscall"
 )
 
-// isolatedEnv marks a program that runs in its own network namespace.
-const isolatedEnv = "NODERUNNER_ISOLATED"
+const (
+	// isolatedEnv marks a program that runs in its own network namespace.
+	isolatedEnv = "NODERUNNER_ISOLATED"
+	// worldEnv names the world a program makes its test network in.
+	worldEnv = "NODERUNNER_WORLD"
+	// defaultWorld is the world of a program started in none (hack/demo).
+	defaultWorld = "main"
+)
+
+// World is the name of this program's network world: a network namespace of
+// its own, where it makes its test network, whose hosts' namespaces (named
+// in /run/netns, which all share) have names that start with its name.
+// Worlds side by side each have a bridge and the same addresses.
+func World() string {
+	if w := os.Getenv(worldEnv); w != "" {
+		return w
+	}
+	return defaultWorld
+}
+
+// netnsName is the name of the namespace of a host of this world.
+func netnsName(host string) string { return NetnsPrefix(World()) + host }
+
+// NetnsPrefix starts the names of the namespaces of the hosts of a world.
+func NetnsPrefix(world string) string { return prefix + world + "-" }
+
+// InNewWorld returns a command that runs this program again, with args, in a
+// network world of its own named world (World), killed if this program dies.
+func InNewWorld(world string, args ...string) (*exec.Cmd, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Env = append(os.Environ(), isolatedEnv+"=1", worldEnv+"="+world)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
+	return cmd, nil
+}
 
 // Isolate runs this program again in a network namespace of its own, where the
 // test network (its bridge, addresses and routes) cannot meet the machine's
@@ -31,15 +67,12 @@ func Isolate() (int, bool) {
 	if os.Geteuid() != 0 {
 		return 0, false
 	}
-	self, err := os.Executable()
+	cmd, err := InNewWorld(World(), os.Args[1:]...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "noderunner:", err)
 		return 1, true
 	}
-	cmd := exec.Command(self, os.Args[1:]...)
-	cmd.Env = append(os.Environ(), isolatedEnv+"=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(signals)

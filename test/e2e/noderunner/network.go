@@ -33,8 +33,9 @@ const (
 	podGateway     = "198.51.100.1"
 	podFirst       = 10 // pod addresses start at 198.51.100.10
 	bridge         = "cnoe2e-br"
-	// prefix starts every name this package gives a namespace or a link, so that
-	// what a killed run left behind can be found and removed.
+	// prefix starts every name this package gives a link, so that what a killed
+	// run left behind can be found and removed; a namespace's name also has its
+	// world's (netnsName).
 	prefix = "cnoe2e-"
 )
 
@@ -60,8 +61,8 @@ type Network struct {
 }
 
 // NewNetwork creates the bridge, a namespace per node addressed with its
-// InternalIP, and the client. Only one test network exists on a machine at a
-// time: a second waits for the first to be closed.
+// InternalIP, and the client. Only one test network of a world (World) exists
+// on a machine at a time: a second waits for the first to be closed.
 func NewNetwork(nodes map[string]string) (_ *Network, err error) {
 	if os.Geteuid() != 0 {
 		return nil, errNotRoot
@@ -95,14 +96,14 @@ func NewNetwork(nodes map[string]string) (_ *Network, err error) {
 	}
 	i := 0
 	for name, addr := range nodes {
-		h, err := addHost(prefix+name, fmt.Sprintf("%sn%d", prefix, i), addr, "")
+		h, err := addHost(name, fmt.Sprintf("%sn%d", prefix, i), addr, "")
 		if err != nil {
 			return nil, err
 		}
 		n.nodes[name] = h
 		i++
 	}
-	if n.Client, err = addHost(prefix+"client", prefix+"c", ClientAddress, ""); err != nil {
+	if n.Client, err = addHost("client", prefix+"c", ClientAddress, ""); err != nil {
 		return nil, err
 	}
 	return n, nil
@@ -164,7 +165,7 @@ func (n *Network) addPod(node *Host) (*Host, error) {
 	if n.via != nil {
 		gateway = ""
 	}
-	h, err := addHost(fmt.Sprintf("%spod%d", prefix, i), fmt.Sprintf("%sp%d", prefix, i), addr, gateway)
+	h, err := addHost(fmt.Sprintf("pod%d", i), fmt.Sprintf("%sp%d", prefix, i), addr, gateway)
 	if err != nil {
 		return nil, err
 	}
@@ -221,11 +222,11 @@ func (n *Network) removePod(h *Host) {
 	_ = ip("netns", "del", h.Netns)
 }
 
-// addHost makes a namespace whose eth0 is a veth to the bridge, with addr and,
-// on the nodes' network, its IPv6 address. The name eth0 matters: MetalLB's
-// speaker never announces on interfaces named veth*.
-func addHost(netns, veth, addr, gateway string) (*Host, error) {
-	addr6 := address6(addr)
+// addHost makes a namespace for a host (netnsName(name)) whose eth0 is a veth
+// to the bridge, with addr and, on the nodes' network, its IPv6 address. The
+// name eth0 matters: MetalLB's speaker never announces on interfaces named veth*.
+func addHost(name, veth, addr, gateway string) (*Host, error) {
+	netns, addr6 := netnsName(name), address6(addr)
 	cmds := [][]string{
 		{"netns", "add", netns},
 		{"link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", netns},
@@ -268,11 +269,13 @@ func address6(addr string) string {
 	return prefix6 + strconv.Itoa(int(v4[3]))
 }
 
-// removeLeftovers deletes every namespace and link named with the prefix.
+// removeLeftovers deletes every namespace of this world and every link named
+// with the prefix (the links are this world's: it has a network namespace of
+// its own).
 func removeLeftovers() {
 	entries, _ := os.ReadDir(netnsDir)
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), prefix) {
+		if strings.HasPrefix(e.Name(), netnsName("")) {
 			_ = ip("netns", "del", e.Name())
 		}
 	}
@@ -284,9 +287,10 @@ func removeLeftovers() {
 	}
 }
 
-// lockNetwork takes the machine-wide lock on the test network's names.
+// lockNetwork takes the machine-wide lock on the names of this world's
+// test network.
 func lockNetwork() (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(os.TempDir(), prefix+"network.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), netnsName("network.lock")), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, err
 	}

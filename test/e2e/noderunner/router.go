@@ -88,7 +88,7 @@ func (n *Network) StartRouter(config RouterConfig) (_ *Router, err error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := addHost(prefix+"router", prefix+"r", RouterAddress, "")
+	h, err := addHost("router", prefix+"r", RouterAddress, "")
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err

@@ -36,6 +36,7 @@ import (
 // the scope gives them back, only what the mode wrote goes; an excluded
 // node's address goes from every Service; another class is never written.
 func TestStatusWrites(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("needs a control plane: not run with -short")
 	}
@@ -86,6 +87,7 @@ func TestStatusWrites(t *testing.T) {
 // holds on 443. When the oldest goes, the next takes the address, and the
 // youngest loses it to the next, once the next's status is written.
 func TestConflictsFollowWhatIsHeld(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("needs a control plane: not run with -short")
 	}
@@ -126,6 +128,7 @@ func afterCreationSecondOf(t *testing.T, cs kubernetes.Interface, name string) {
 // A restarted operator keeps the addresses the last one wrote: before the
 // module's first plan the mode writes nothing, and after it nothing differs.
 func TestRestartKeepsAddresses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("needs a control plane: not run with -short")
 	}
