@@ -30,7 +30,7 @@ const upstreamManifest = "../../pkg/network/metallb/manifests/testdata/upstream/
 // rolls the pods as an upgrade does: the controller first, then the speakers
 // one at a time, the memberlist key kept and the address answered throughout.
 func TestAdoptSameVersion(t *testing.T) {
-	if !world.Enter(t, world.Beside) {
+	if !world.Enter(t, world.Long) {
 		return
 	}
 	c := newMetallbCluster(t)
@@ -112,7 +112,7 @@ func (c *metallbCluster) waitOwned(t *testing.T, objects ...string) {
 // kept field for field, the address answered throughout, and the new
 // controller's webhook refusing a bad pool afterwards.
 func TestAdoptAndUpgrade(t *testing.T) {
-	if !world.Enter(t, world.Beside) {
+	if !world.Enter(t, world.Long) {
 		return
 	}
 	c := newMetallbCluster(t)

@@ -56,7 +56,7 @@ func (c *bgpCluster) waitFRRConfigured(t *testing.T) {
 // next hop within a second, where the hold timer (90 s here) would take
 // minutes.
 func TestFRRK8sBFD(t *testing.T) {
-	if !world.Enter(t, world.Beside) {
+	if !world.Enter(t, world.Long) {
 		return
 	}
 	c, _, ip := newBGPServingOn(t, newBGPCluster(t, true), "", "frr-k8s")
@@ -90,7 +90,7 @@ func (c *bgpCluster) waitBFDUp(t *testing.T, want int) {
 // only after they have rolled back; the FRRConfiguration the user wrote
 // stays.
 func TestBGPBackendSwitch(t *testing.T) {
-	if !world.Enter(t, world.Beside) {
+	if !world.Enter(t, world.Long) {
 		return
 	}
 	c, _, ip := newBGPServing(t, "", "native")

@@ -92,7 +92,7 @@ func TestBGPPeerConversion(t *testing.T) {
 // the user guide says: the API server rewrites the apiVersion and drops what
 // the version read has no field for, and sets nothing.
 func TestBGPPeerConversionWithoutWebhooks(t *testing.T) {
-	t.Parallel()
+	world.SideBySide(t, world.Beside)
 	env := testenv.New(t, testenv.Options{})
 	createNamespaces(t, env, operatorNamespace)
 	op := startOperator(t, env, cluster.Release("4.22.0", release.MetalLB), "--platform=BareMetal", "--metallb-webhooks=false")

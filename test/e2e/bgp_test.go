@@ -53,11 +53,12 @@ func newBGPCluster(t *testing.T, bfd bool) *bgpCluster {
 var backends = []string{"native", "frr-k8s"}
 
 // forEachBackend runs a story once with each BGP backend, each in a world of
-// its own, side by side.
+// its own, side by side; each takes a minute or more.
 func forEachBackend(t *testing.T, story func(t *testing.T, backend string)) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b, func(t *testing.T) {
-			if world.Enter(t, world.Beside) {
+			if world.Enter(t, world.Long) {
 				story(t, b)
 			}
 		})

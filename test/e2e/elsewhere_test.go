@@ -14,6 +14,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // Beside the upstream metallb-operator, installed by OLM with its own MetalLB
@@ -24,7 +25,7 @@ import (
 // ManagedElsewhere, which an Event tells once. Handed over as the message
 // says, it takes MetalLB over, without a restart.
 func TestStandsDownBesideAnotherMetalLBOperator(t *testing.T) {
-	t.Parallel()
+	world.SideBySide(t, world.Beside)
 	env := testenv.New(t, testenv.Options{Audit: true})
 	kubectl(t, env, "apply", "-f", clusterOperatorsCRD)
 	kubectl(t, env, "create", "--field-manager=olm", "-f", "testdata/upstream-operator-crd.yaml")

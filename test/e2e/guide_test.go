@@ -10,6 +10,7 @@ import (
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 const userGuide = "../../docs/user-guide.md"
@@ -85,7 +86,7 @@ func guideCommands(t *testing.T, name string) [][]string {
 // MetalLB's CRDs and ours installed. (The installation test also runs the
 // activate and tune examples for real.)
 func TestUserGuideExamples(t *testing.T) {
-	t.Parallel()
+	world.SideBySide(t, world.Beside)
 	env := testenv.New(t, testenv.Options{})
 	createNamespaces(t, env, metallbNamespace)
 	// Every CRD the operator may render: MetalLB's, and frr-k8s's.

@@ -32,7 +32,7 @@ const (
 // granted by the manifests' RBAC, and each permission granted must have been
 // used.
 func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
-	if !world.Enter(t, world.Beside) {
+	if !world.Enter(t, world.Long) {
 		return
 	}
 	c := newMetallbCluster(t, func(o *testenv.Options) { o.Audit = true })

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // operatorBinary is the cluster-network-operator built for this run, and
@@ -27,6 +28,10 @@ func TestMain(m *testing.M) {
 		os.Exit(code) // the tests ran in a network namespace of their own
 	}
 	flag.Parse()
+	if err := world.TakeTurns(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	if dir := os.Getenv(binariesEnv); dir != "" { // a story's copy in its world (package world)
 		setBinaries(dir)
 		os.Exit(m.Run())

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // The install manifests pass the API server's validation: `kubectl apply -k
@@ -13,7 +14,7 @@ import (
 // creates no namespace, so the two namespaces are created first, as the first
 // real apply would.
 func TestManifestsPassServerSideDryRun(t *testing.T) {
-	t.Parallel()
+	world.SideBySide(t, world.Beside)
 	env := testenv.New(t, testenv.Options{})
 	createNamespaces(t, env, operatorNamespace, metallbNamespace)
 	t.Logf("kubectl apply -k manifests/ --dry-run=server:\n%s", kubectl(t, env, "apply", "-k", manifestsDir, "--dry-run=server"))

@@ -11,12 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // A user tunes MetalLB with kubectl: a good MetalLB object is applied and shown
 // with its printer columns; a bad one is refused at once, naming the field.
 func TestTuningWithKubectl(t *testing.T) {
-	t.Parallel()
+	world.SideBySide(t, world.Beside)
 	env := testenv.New(t, testenv.Options{})
 	createNamespaces(t, env, operatorNamespace, "metallb-system")
 	startOperator(t, env, nil).waitReady(t)

@@ -25,12 +25,12 @@ import (
 
 	"github.com/bmlb/cluster-network-operator/pkg/operator"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 const operatorNamespace = "cluster-network-operator"
 
 func TestVersionPrintsTheStampedVersion(t *testing.T) {
-	t.Parallel()
 	out, err := exec.Command(operatorBinary, "version").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +41,6 @@ func TestVersionPrintsTheStampedVersion(t *testing.T) {
 }
 
 func TestBadInvocationsFailWithOneLine(t *testing.T) {
-	t.Parallel()
 	closed := closedPortKubeconfig(t)
 	for _, tc := range []struct {
 		name     string
@@ -68,7 +67,7 @@ func TestBadInvocationsFailWithOneLine(t *testing.T) {
 }
 
 func TestMissingOperatorNamespaceIsNamed(t *testing.T) {
-	t.Parallel()
+	world.SideBySide(t, world.Beside)
 	env := testenv.New(t, testenv.Options{})
 	code, stderr := runToExit(t, "start", "--kubeconfig="+env.Kubeconfig, "--operator-namespace=not-there")
 	if code != 1 {
@@ -80,7 +79,7 @@ func TestMissingOperatorNamespaceIsNamed(t *testing.T) {
 // The operator becomes ready and takes the Lease; a second replica waits, ready
 // as a standby, and takes over as soon as the first stops on SIGTERM.
 func TestLeaderElectionHandsOverOnSIGTERM(t *testing.T) {
-	t.Parallel()
+	world.SideBySide(t, world.Beside)
 	env := testenv.New(t, testenv.Options{})
 	client := kubernetes.NewForConfigOrDie(env.Config)
 	createNamespaces(t, env, operatorNamespace)

@@ -14,6 +14,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // The operator, installed from the manifests with its default Lease timings,
@@ -28,7 +29,7 @@ import (
 // unanswered for 15 s), so the operator's connections are found dead and
 // dialled again, and shorter than the Lease's renew deadline (107 s).
 func TestOperatorRidesOutAnAPIServerOutage(t *testing.T) {
-	t.Parallel()
+	world.SideBySide(t, world.Long)
 	env := testenv.New(t, testenv.Options{Audit: true})
 	client := kubernetes.NewForConfigOrDie(env.Config)
 	kubectl(t, env, "apply", "-k", manifestsDir)
@@ -75,7 +76,7 @@ func TestOperatorRidesOutAnAPIServerOutage(t *testing.T) {
 // Started while kube-apiserver answers nothing, the operator waits, saying so
 // every few seconds, and once the API server is back it works.
 func TestOperatorStartedDuringAnOutageWaits(t *testing.T) {
-	t.Parallel()
+	world.SideBySide(t, world.Beside)
 	env := testenv.New(t, testenv.Options{})
 	client := kubernetes.NewForConfigOrDie(env.Config)
 	createNamespaces(t, env, operatorNamespace)

@@ -17,6 +17,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 var (
@@ -75,7 +76,7 @@ type attempt struct {
 // operator from it), nor hand what it holds to everyone through its own
 // RoleBinding.
 func TestOperatorCannotWidenItsOwnPermissions(t *testing.T) {
-	t.Parallel()
+	world.SideBySide(t, world.Beside)
 	if testing.Short() {
 		t.Skip("needs a control plane: not run with -short")
 	}

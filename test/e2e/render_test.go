@@ -14,13 +14,14 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/apply"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // What `render` prints is what `kubectl apply --dry-run=server -f -` accepts:
 // the printed YAML goes through a server-side dry-run apply, after its CRDs and
 // namespace are applied for real.
 func TestRenderOutputPassesServerSideDryRun(t *testing.T) {
-	t.Parallel()
+	world.SideBySide(t, world.Beside)
 	cmd := exec.Command(operatorBinary, "render",
 		"--file", "../../pkg/network/metallb/manifests/testdata/scenarios/speaker-node-selector-tolerations.yaml",
 		"--log-level", "debug", "--max-unavailable", "25%")
@@ -83,7 +84,6 @@ func assertRendered(t *testing.T, objs []*unstructured.Unstructured) {
 }
 
 func TestRenderRefusesBadSettingsNamingTheField(t *testing.T) {
-	t.Parallel()
 	code, stderr := runToExit(t, "render", "--max-unavailable", "150%", "--load-balancer-class", "not a class")
 	if code != 1 {
 		t.Errorf("exit code %d, want 1; stderr:\n%s", code, stderr)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // On a cluster with the ClusterOperator API, what an SRE reads: the
@@ -21,7 +22,7 @@ import (
 // after MetalLB rolled out on three kwok nodes. The outputs are logged; the
 // status guide shows them.
 func TestStatusReadsWell(t *testing.T) {
-	t.Parallel()
+	world.SideBySide(t, world.Beside)
 	env := testenv.New(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(3)})
 	createNamespaces(t, env, operatorNamespace, "metallb-system")
 	kubectl(t, env, "apply", "-f", clusterOperatorsCRD)

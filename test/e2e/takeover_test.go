@@ -14,6 +14,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
+	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
 // metallbChart is upstream's Helm chart of the operand's release, copied by
@@ -28,7 +29,7 @@ const metallbChart = "testdata/metallb-chart-" + release.MetalLB
 // shows the operator wrote nothing but Events and the ClusterOperator's
 // status.
 func TestTakeoverRefusedOnOddInput(t *testing.T) {
-	t.Parallel()
+	world.SideBySide(t, world.Long)
 	for _, tc := range []struct {
 		name    string
 		install func(t *testing.T, env *testenv.Env)
@@ -261,7 +262,7 @@ func write(t *testing.T, file, content string) {
 // Why a Helm release must let go before a takeover: helm uninstall of
 // upstream's chart deletes MetalLB's CRDs, and with them every pool.
 func TestHelmUninstallDeletesMetalLBsCRDs(t *testing.T) {
-	t.Parallel()
+	world.SideBySide(t, world.Beside)
 	env := testenv.New(t, testenv.Options{})
 	createNamespaces(t, env, "metallb-system")
 	helmInstall(t, env)

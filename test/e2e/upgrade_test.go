@@ -20,7 +20,7 @@ import (
 // Service's address every 100 ms; no gap is longer than 1 s, the memberlist
 // key stays, and every new speaker joins the others.
 func TestUpgradeWithoutLoss(t *testing.T) {
-	if !world.Enter(t, world.Beside) {
+	if !world.Enter(t, world.Long) {
 		return
 	}
 	c, op, ip, _ := newServingCluster(t)

@@ -17,17 +17,29 @@ import (
 // inWorldEnv marks the copy of the test binary that runs one story in its world.
 const inWorldEnv = "E2E_IN_WORLD"
 
-// Mode says whether a story may share the machine with other stories.
+// Mode says whether a story may share the machine with other stories, and
+// when its turn comes.
 type Mode int
 
 const (
-	// Beside runs the story side by side with the other parallel tests
-	// (t.Parallel), as many at once as -test.parallel allows.
+	// Beside runs the story side by side with the others, as many at once as
+	// -test.parallel says (TakeTurns), in the order they start.
 	Beside Mode = iota
-	// Alone runs the story before the parallel tests start, with none beside
-	// it: for a story whose bounds are about time on a loaded machine.
+	// Long runs the story side by side, its turn before those Beside: a story
+	// of a minute or more, which started last would run on alone.
+	Long
+	// Alone runs the story before the others start, with none beside it: for
+	// a story whose bounds are about time on a loaded machine.
 	Alone
 )
+
+// SideBySide has a story that needs no test network take its turn beside the
+// others (Beside or Long), or, Alone, run before them.
+func SideBySide(t *testing.T, mode Mode) {
+	if mode != Alone {
+		sideBySide(t, mode == Long)
+	}
+}
 
 // graceBeforeTimeout is how long before this run's deadline a story's copy
 // times out, so that it prints its goroutines and stops its processes
@@ -44,14 +56,15 @@ const graceBeforeTimeout = 30 * time.Second
 //	if !world.Enter(t, world.Beside) {
 //		return
 //	}
+//
+// In the copy, the story's test network is the copy's alone
+// (noderunner.World names its namespaces after the test).
 func Enter(t *testing.T, mode Mode) bool {
 	t.Helper()
 	if os.Getenv(inWorldEnv) != "" || os.Geteuid() != 0 || testing.Short() {
 		return true
 	}
-	if mode == Beside {
-		t.Parallel()
-	}
+	SideBySide(t, mode)
 	name := worldName(t.Name())
 	cmd, err := noderunner.InNewWorld(name, copyArgs(t)...)
 	if err != nil {

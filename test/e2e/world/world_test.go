@@ -1,6 +1,11 @@
 package world
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
 
 func TestRunPatternSelectsTheTestAndKeepsTheSubtestLevels(t *testing.T) {
 	for _, tc := range []struct{ test, pattern, want string }{
@@ -26,5 +31,33 @@ func TestWorldNamesAreNamespaceNames(t *testing.T) {
 		if got := worldName(test); got != want {
 			t.Errorf("worldName(%q) = %q, want %q", test, got, want)
 		}
+	}
+}
+
+func TestTurnsLetLongStoriesFirstThenInTheOrderTheyStarted(t *testing.T) {
+	g := &turns{limit: 1}
+	g.changed = sync.NewCond(&g.mu)
+	names := []string{"short-1", "long-1", "short-2", "long-2"}
+	tickets := map[string]*ticket{}
+	for _, name := range names {
+		tickets[name] = g.register(strings.HasPrefix(name, "long"))
+	}
+	admitted := make(chan string, len(names))
+	var wg sync.WaitGroup
+	for _, name := range slices.Backward(names) { // they arrive in any order
+		wg.Go(func() {
+			g.wait(tickets[name])
+			admitted <- name
+			g.done()
+		})
+	}
+	wg.Wait()
+	close(admitted)
+	var got []string
+	for name := range admitted {
+		got = append(got, name)
+	}
+	if want := []string{"long-1", "long-2", "short-1", "short-2"}; !slices.Equal(got, want) {
+		t.Errorf("turns went %q, want %q", got, want)
 	}
 }
