@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 )
 
 // turns lets the stories that run side by side take their turns, at most
@@ -47,8 +48,10 @@ func TakeTurns() error {
 func sideBySide(t *testing.T, long bool) {
 	tk := stories.register(long)
 	t.Parallel()
+	queued := time.Now()
 	stories.wait(tk)
 	t.Cleanup(stories.done)
+	t.Logf("its turn came after %s (at most %d stories side by side)", time.Since(queued).Round(time.Second), stories.limit)
 }
 
 func (g *turns) register(long bool) *ticket {
