@@ -71,14 +71,7 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 		return strings.Contains(strings.Join(p.Spec.Containers[0].Args, " "), "--log-level=debug")
 	})
 	c.waitClusterOperatorVersion(t, "4.22.0")
-	// The frr-k8s backend, which the operator deploys and upgrades as an
-	// operand of its own.
-	kubectl(t, c.Env, "apply", "-f", guideExample(t, "frr-k8s"))
-	c.waitPods(t, "speakers with frr-k8s", 3*time.Minute, func(p *corev1.Pod) bool {
-		return p.Labels["component"] != "speaker" || slices.ContainsFunc(p.Spec.Containers[0].Env, func(e corev1.EnvVar) bool {
-			return e.Name == "METALLB_BGP_TYPE" && e.Value == "frr-k8s"
-		})
-	})
+	c.switchToFRRK8s(t)
 
 	op.stop(t)
 	op = startOperator(t, c.Env, cluster.Release("4.22.1", release.MetalLB+"-1"), "--kubeconfig="+kubeconfig, hung)
@@ -93,6 +86,18 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	used := readAudit(t, c.Env.AuditLog, operatorAccount)
 	grants := readGrants(t, manifestsDir)
 	checkGrants(t, grants, used)
+}
+
+// switchToFRRK8s applies the user guide's frr-k8s example: the frr-k8s
+// backend, which the operator deploys and upgrades as an operand of its own.
+func (c *metallbCluster) switchToFRRK8s(t *testing.T) {
+	t.Helper()
+	kubectl(t, c.Env, "apply", "-f", guideExample(t, "frr-k8s"))
+	c.waitPods(t, "speakers with frr-k8s", 3*time.Minute, func(p *corev1.Pod) bool {
+		return p.Labels["component"] != "speaker" || slices.ContainsFunc(p.Spec.Containers[0].Env, func(e corev1.EnvVar) bool {
+			return e.Name == "METALLB_BGP_TYPE" && e.Value == "frr-k8s"
+		})
+	})
 }
 
 // installOpenShiftAPIs creates OpenShift's APIs that the operator reads and

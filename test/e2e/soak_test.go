@@ -44,12 +44,7 @@ func TestSoakFastProfile(t *testing.T) {
 	c.waitProfile(t, "200ms")
 	ips := c.expose(t, "web-dual", corev1.IPv4Protocol, corev1.IPv6Protocol)
 	node := c.settledAnswerer(t, ips)
-	speakers := c.speakerPods(t)
-	for _, pod := range speakers {
-		if err := c.Runner.Renice(pod, 19); err != nil {
-			t.Fatal(err)
-		}
-	}
+	speakers := c.reniceSpeakers(t, 19)
 	watches := make([]*answerWatch, len(ips))
 	for i, ip := range ips {
 		watches[i] = c.watchAnswers(t, ip)
@@ -93,6 +88,18 @@ func TestSoakFastProfile(t *testing.T) {
 		}
 	}
 	t.Logf("SOAK memberlist: %d suspicions (all refuted in time: %v), %d members declared dead", suspected, left == 0, left)
+}
+
+// reniceSpeakers sets the speakers' niceness and returns them, by node.
+func (c *metallbCluster) reniceSpeakers(t *testing.T, nice int) map[string]string {
+	t.Helper()
+	speakers := c.speakerPods(t)
+	for _, pod := range speakers {
+		if err := c.Runner.Renice(pod, nice); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return speakers
 }
 
 // busyLoops keeps every core of the machine busy with a loop pinned to it, at
