@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// turns lets the stories that run side by side take their turns, at most
-// limit at once, the long ones first: started last, a story of minutes would
-// run on alone after the others ended (testing's own order of parallel tests
-// is the runtime's).
+// turns lets the stories take their turns, at most limit at once, the long
+// ones first: started last, a story of minutes would run on alone after the
+// others ended (testing's own order of parallel tests is the runtime's). The
+// stories that run alone come last, each once every other has ended.
 type turns struct {
 	mu      sync.Mutex
 	changed *sync.Cond
@@ -21,15 +21,25 @@ type turns struct {
 }
 
 type ticket struct {
-	long    bool
+	mode    Mode
 	arrived bool // waiting for its turn; until then, it is paused by t.Parallel
 }
 
-var stories = func() *turns {
-	g := &turns{limit: 1}
+// places is how many of the limit a story takes: all of them, alone.
+func (g *turns) places(tk *ticket) int {
+	if tk.mode == Alone {
+		return g.limit
+	}
+	return 1
+}
+
+var stories = newTurns(1)
+
+func newTurns(limit int) *turns {
+	g := &turns{limit: limit}
 	g.changed = sync.NewCond(&g.mu)
 	return g
-}()
+}
 
 // TakeTurns has the stories take their turns, as many at once as -test.parallel
 // says, and lifts testing's own limit, which would otherwise admit them in its
@@ -44,50 +54,51 @@ func TakeTurns() error {
 	return parallel.Value.Set(strconv.Itoa(1 << 16))
 }
 
-// sideBySide runs the rest of t beside the other stories when its turn comes.
-func sideBySide(t *testing.T, long bool) {
-	tk := stories.register(long)
+// SideBySide runs the rest of the story t when its turn comes (t.Parallel,
+// then the turn mode gives it). Enter calls it; a story that needs no test
+// network calls it first thing.
+func SideBySide(t *testing.T, mode Mode) {
+	tk := stories.register(mode)
 	t.Parallel()
 	queued := time.Now()
 	stories.wait(tk)
-	t.Cleanup(stories.done)
+	t.Cleanup(func() { stories.done(tk) })
 	t.Logf("its turn came after %s (at most %d stories side by side)", time.Since(queued).Round(time.Second), stories.limit)
 }
 
-func (g *turns) register(long bool) *ticket {
+func (g *turns) register(mode Mode) *ticket {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	tk := &ticket{long: long}
+	tk := &ticket{mode: mode}
 	g.queue = append(g.queue, tk)
 	return tk
 }
 
-// wait waits until tk is the next to run: the first long ticket registered,
-// or with none, the first ticket; with a place free.
+// wait waits until tk is the next to run, the first registered of the first
+// mode among Long, Beside and Alone, and it has its places.
 func (g *turns) wait(tk *ticket) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	tk.arrived = true
 	g.changed.Broadcast()
-	for g.running >= g.limit || g.next() != tk {
+	for g.running+g.places(tk) > g.limit || g.next() != tk {
 		g.changed.Wait()
 	}
-	g.running++
+	g.running += g.places(tk)
 	g.queue = deleteTicket(g.queue, tk)
 	g.changed.Broadcast()
 }
 
 // next is the ticket whose turn it is, if it has arrived; nil until then.
 func (g *turns) next() *ticket {
-	for _, tk := range g.queue {
-		if tk.long {
-			return arrived(tk)
+	for _, mode := range []Mode{Long, Beside, Alone} {
+		for _, tk := range g.queue {
+			if tk.mode == mode {
+				return arrived(tk)
+			}
 		}
 	}
-	if len(g.queue) == 0 {
-		return nil
-	}
-	return arrived(g.queue[0])
+	return nil
 }
 
 func arrived(tk *ticket) *ticket {
@@ -97,10 +108,10 @@ func arrived(tk *ticket) *ticket {
 	return nil
 }
 
-func (g *turns) done() {
+func (g *turns) done(tk *ticket) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.running--
+	g.running -= g.places(tk)
 	g.changed.Broadcast()
 }
 

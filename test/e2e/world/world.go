@@ -17,29 +17,20 @@ import (
 // inWorldEnv marks the copy of the test binary that runs one story in its world.
 const inWorldEnv = "E2E_IN_WORLD"
 
-// Mode says whether a story may share the machine with other stories, and
-// when its turn comes.
+// Mode says when a story's turn comes (TakeTurns), and who runs beside it.
 type Mode int
 
 const (
 	// Beside runs the story side by side with the others, as many at once as
-	// -test.parallel says (TakeTurns), in the order they start.
+	// -test.parallel says, in the order they start.
 	Beside Mode = iota
 	// Long runs the story side by side, its turn before those Beside: a story
 	// of a minute or more, which started last would run on alone.
 	Long
-	// Alone runs the story before the others start, with none beside it: for
-	// a story whose bounds are about time on a loaded machine.
+	// Alone runs the story with none beside it, after all the others: for a
+	// story whose bounds are about time on an idle machine.
 	Alone
 )
-
-// SideBySide has a story that needs no test network take its turn beside the
-// others (Beside or Long), or, Alone, run before them.
-func SideBySide(t *testing.T, mode Mode) {
-	if mode != Alone {
-		sideBySide(t, mode == Long)
-	}
-}
 
 // graceBeforeTimeout is how long before this run's deadline a story's copy
 // times out, so that it prints its goroutines and stops its processes

@@ -2,7 +2,6 @@ package world
 
 import (
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 )
@@ -34,13 +33,13 @@ func TestWorldNamesAreNamespaceNames(t *testing.T) {
 	}
 }
 
-func TestTurnsLetLongStoriesFirstThenInTheOrderTheyStarted(t *testing.T) {
-	g := &turns{limit: 1}
-	g.changed = sync.NewCond(&g.mu)
-	names := []string{"short-1", "long-1", "short-2", "long-2"}
+func TestTurnsLetLongStoriesFirstThenInTheOrderTheyStartedThenThoseAlone(t *testing.T) {
+	g := newTurns(1)
+	modes := map[string]Mode{"short-1": Beside, "alone-1": Alone, "long-1": Long, "short-2": Beside, "long-2": Long}
+	names := []string{"short-1", "alone-1", "long-1", "short-2", "long-2"}
 	tickets := map[string]*ticket{}
 	for _, name := range names {
-		tickets[name] = g.register(strings.HasPrefix(name, "long"))
+		tickets[name] = g.register(modes[name])
 	}
 	admitted := make(chan string, len(names))
 	var wg sync.WaitGroup
@@ -48,7 +47,7 @@ func TestTurnsLetLongStoriesFirstThenInTheOrderTheyStarted(t *testing.T) {
 		wg.Go(func() {
 			g.wait(tickets[name])
 			admitted <- name
-			g.done()
+			g.done(tickets[name])
 		})
 	}
 	wg.Wait()
@@ -57,7 +56,32 @@ func TestTurnsLetLongStoriesFirstThenInTheOrderTheyStarted(t *testing.T) {
 	for name := range admitted {
 		got = append(got, name)
 	}
-	if want := []string{"long-1", "long-2", "short-1", "short-2"}; !slices.Equal(got, want) {
+	if want := []string{"long-1", "long-2", "short-1", "short-2", "alone-1"}; !slices.Equal(got, want) {
 		t.Errorf("turns went %q, want %q", got, want)
+	}
+}
+
+func TestAStoryAloneWaitsUntilNoOtherRuns(t *testing.T) {
+	g := newTurns(4)
+	long, alone := g.register(Long), g.register(Alone)
+	g.wait(long)
+	admitted := make(chan struct{})
+	go func() {
+		g.wait(alone)
+		close(admitted)
+	}()
+	g.mu.Lock()
+	for !alone.arrived {
+		g.changed.Wait()
+	}
+	waiting := slices.Contains(g.queue, alone)
+	g.mu.Unlock()
+	if !waiting {
+		t.Fatal("the story alone was let in beside a running one")
+	}
+	g.done(long)
+	<-admitted
+	if g.running != g.limit {
+		t.Errorf("the story alone holds %d of %d places", g.running, g.limit)
 	}
 }
