@@ -14,10 +14,11 @@ BIN     := bin/cluster-network-operator
 TESTFLAGS ?= -count=1 -p 2 -timeout 30m -v
 # The end-to-end stories run side by side, each with a test network in a
 # network world of its own (test/e2e/world), E2E_PARALLEL at once, the long
-# ones first: each is a control plane and three nodes' pods, mostly waiting
-# (probes, timers, rollouts). Four keep both cores busy (a load of 7-9) and
-# the stories' bounds held; the machine's memory in use peaked at 3.5 GiB of
-# the 24 (docs/benchmarks.md, "Feedback").
+# ones first and those about time on an idle machine last, alone: each is a
+# control plane and three nodes' pods, mostly waiting (probes, timers,
+# rollouts). Four keep both cores busy (a load of 7-9) and the stories' bounds
+# held; the machine's memory in use peaked at 3.5 GiB of the 24
+# (docs/benchmarks.md, "Feedback").
 E2E_PARALLEL ?= 4
 E2E_TIMEOUT ?= 30m
 
