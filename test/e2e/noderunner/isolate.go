@@ -24,11 +24,15 @@ const (
 // in /run/netns, which all share) have names that start with its name.
 // Worlds side by side each have a bridge and the same addresses.
 func World() string {
-	if w := os.Getenv(worldEnv); w != "" {
-		return w
+	if InNamedWorld() {
+		return os.Getenv(worldEnv)
 	}
 	return defaultWorld
 }
+
+// InNamedWorld says whether this program was started by InNewWorld with a
+// world's name, as the copy of a test binary that runs one story.
+func InNamedWorld() bool { return os.Getenv(worldEnv) != "" }
 
 // netnsName is the name of the namespace of a host of this world.
 func netnsName(host string) string { return NetnsPrefix(World()) + host }
@@ -37,14 +41,18 @@ func netnsName(host string) string { return NetnsPrefix(World()) + host }
 func NetnsPrefix(world string) string { return prefix + world + "-" }
 
 // InNewWorld returns a command that runs this program again, with args, in a
-// network world of its own named world (World), killed if this program dies.
+// network world of its own named world (World; "" keeps this program's name),
+// killed if this program dies.
 func InNewWorld(world string, args ...string) (*exec.Cmd, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(self, args...)
-	cmd.Env = append(os.Environ(), isolatedEnv+"=1", worldEnv+"="+world)
+	cmd.Env = append(os.Environ(), isolatedEnv+"=1")
+	if world != "" {
+		cmd.Env = append(cmd.Env, worldEnv+"="+world)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
 	return cmd, nil
 }
@@ -67,7 +75,7 @@ func Isolate() (int, bool) {
 	if os.Geteuid() != 0 {
 		return 0, false
 	}
-	cmd, err := InNewWorld(World(), os.Args[1:]...)
+	cmd, err := InNewWorld("", os.Args[1:]...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "noderunner:", err)
 		return 1, true

@@ -14,9 +14,6 @@ import (
 	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
 )
 
-// inWorldEnv marks the copy of the test binary that runs one story in its world.
-const inWorldEnv = "E2E_IN_WORLD"
-
 // Mode says when a story's turn comes (TakeTurns), and who runs beside it.
 type Mode int
 
@@ -52,7 +49,7 @@ const graceBeforeTimeout = 30 * time.Second
 // (noderunner.World names its namespaces after the test).
 func Enter(t *testing.T, mode Mode) bool {
 	t.Helper()
-	if os.Getenv(inWorldEnv) != "" || os.Geteuid() != 0 || testing.Short() {
+	if noderunner.InNamedWorld() || os.Geteuid() != 0 || testing.Short() {
 		return true
 	}
 	SideBySide(t, mode)
@@ -61,7 +58,6 @@ func Enter(t *testing.T, mode Mode) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Env = append(cmd.Env, inWorldEnv+"=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
