@@ -148,7 +148,7 @@ func startOperator(t *testing.T, env *testenv.Env, environ []string, args ...str
 		"--health-probe-bind-address="+health,
 		"--metrics-bind-address="+metrics)
 	cmd.Args = append(cmd.Args, args...)
-	cmd.Env = append(cmd.Environ(), environ...)
+	cmd.Env = append(append(cmd.Environ(), "GOTRACEBACK=all"), environ...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -160,11 +160,23 @@ func startOperator(t *testing.T, env *testenv.Env, environ []string, args ...str
 	}()
 	t.Cleanup(func() {
 		if t.Failed() {
+			op.dumpGoroutines()
 			t.Logf("operator log:\n%s", op.log())
 		}
 		op.stop(t)
 	})
 	return op
+}
+
+// dumpGoroutines has a running operator write where each of its goroutines
+// is to its log, and exit: a story that failed waiting for the operator then
+// shows what it was doing. GOTRACEBACK=all, set at its start, includes them all.
+func (o *runningOperator) dumpGoroutines() {
+	_ = o.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-o.done:
+	case <-time.After(10 * time.Second):
+	}
 }
 
 func (o *runningOperator) waitReady(t *testing.T) {

@@ -109,36 +109,65 @@ func copyArgs(t *testing.T) []string {
 }
 
 // runPattern is -test.run for the copy: exactly the test (and the tests
-// above it), then the rest of this run's pattern, which selects its subtests.
+// above it), then what each alternative of this run's pattern that selects
+// the test says of its subtests.
 func runPattern(test, pattern string) string {
+	names := strings.Split(test, "/")
 	var exact []string
-	for _, name := range strings.Split(test, "/") {
+	for _, name := range names {
 		exact = append(exact, "^"+regexp.QuoteMeta(name)+"$")
 	}
-	levels := splitPattern(pattern)
-	return strings.Join(append(exact, levels[min(len(exact), len(levels)):]...), "/")
-}
-
-// splitPattern splits a -test.run pattern into its levels, at the slashes
-// outside brackets and parentheses, as the testing package does.
-func splitPattern(pattern string) []string {
-	var levels []string
-	depth, start := 0, 0
-	for i := 0; i < len(pattern); i++ {
-		switch pattern[i] {
-		case '[', '(':
-			depth++
-		case ']', ')':
-			depth--
-		case '\\':
-			i++
-		case '/':
-			if depth == 0 {
-				levels, start = append(levels, pattern[start:i]), i+1
-			}
+	var alternatives []string
+	for _, levels := range splitPattern(pattern) {
+		if selects(levels, names) {
+			alternatives = append(alternatives, strings.Join(append(exact, levels[min(len(exact), len(levels)):]...), "/"))
 		}
 	}
-	return append(levels, pattern[start:])
+	if len(alternatives) == 0 { // only a test this run selected enters a world
+		return strings.Join(exact, "/")
+	}
+	return strings.Join(alternatives, "|")
+}
+
+// selects tells whether a pattern's levels select the test of these names
+// (the levels past the names select its subtests).
+func selects(levels, names []string) bool {
+	for i, name := range names[:min(len(names), len(levels))] {
+		if ok, _ := regexp.MatchString(levels[i], name); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// splitPattern splits a -test.run pattern as the testing package does: into
+// alternatives at the bars, and each into its levels at the slashes, both
+// outside brackets and parentheses.
+func splitPattern(pattern string) [][]string {
+	var alternatives [][]string
+	var levels []string
+	brackets, parens := 0, 0
+	for i := 0; i < len(pattern); i++ {
+		switch c := pattern[i]; {
+		case c == '[':
+			brackets++
+		case c == ']':
+			brackets = max(brackets-1, 0) // an unmatched ']' is legal
+		case c == '(' && brackets == 0:
+			parens++
+		case c == ')' && brackets == 0:
+			parens--
+		case c == '\\':
+			i++
+		case (c == '/' || c == '|') && brackets == 0 && parens == 0:
+			levels = append(levels, pattern[:i])
+			if c == '|' {
+				alternatives, levels = append(alternatives, levels), nil
+			}
+			pattern, i = pattern[i+1:], -1
+		}
+	}
+	return append(alternatives, append(levels, pattern))
 }
 
 // mirror copies the output of the copy's test t.Name() into t's, until its

@@ -15,6 +15,12 @@ func TestRunPatternSelectsTheTestAndKeepsTheSubtestLevels(t *testing.T) {
 		{"TestBGPUpgrade/frr-k8s", "TestBGP/k8s/step", "^TestBGPUpgrade$/^frr-k8s$/step"},
 		{"TestFailover", "Test(A/B|Failover)/[/]x", "^TestFailover$/[/]x"},
 		{"TestX/a.b", "", `^TestX$/^a\.b$`},
+		// Alternatives first, then levels, as testing reads -run: each
+		// alternative that selects the test keeps its own subtest levels.
+		{"TestFailover", "TestFailover$|TestBGPUpgrade$/frr-k8s", "^TestFailover$"},
+		{"TestBGPUpgrade/frr-k8s", "TestFailover$|TestBGPUpgrade$/frr-k8s", "^TestBGPUpgrade$/^frr-k8s$"},
+		{"TestFailover", "TestF/Default|TestF/Fast|TestB", "^TestFailover$/Default|^TestFailover$/Fast"},
+		{"TestFailover", "Test(Failover|X)/a|b", "^TestFailover$/a"},
 	} {
 		if got := runPattern(tc.test, tc.pattern); got != tc.want {
 			t.Errorf("runPattern(%q, %q) = %q, want %q", tc.test, tc.pattern, got, tc.want)
