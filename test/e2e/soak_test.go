@@ -34,7 +34,7 @@ var soakFor = flag.Duration("soak-for", 10*time.Minute, "how long the fast profi
 // a speaker was suspected, and refuted it, is the figure docs/benchmarks.md
 // records.
 func TestSoakFastProfile(t *testing.T) {
-	if !world.Enter(t, world.Alone) {
+	if !world.Enter(t, world.Last) {
 		return
 	}
 	c := newMetallbCluster(t)

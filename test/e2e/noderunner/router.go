@@ -3,7 +3,6 @@ package noderunner
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -18,10 +17,9 @@ import (
 // RouterAddress is the BGP router's address on the test network.
 const RouterAddress = "192.0.2.3"
 
-// FRR's daemons and shell, from Debian's frr package.
+// FRR's daemons, from Debian's frr package.
 const (
 	frrDaemons = "/usr/lib/frr"
-	vtysh      = "vtysh"
 	// frrUser is the user FRR's daemons run as: they refuse to run as root,
 	// which is not in FRR's vty group.
 	frrUser = "frr"
@@ -33,6 +31,7 @@ const (
 type Router struct {
 	Host *Host
 	dir  string
+	vty  *vty
 	// daemons are zebra and bgpd, in start order.
 	daemons []*exec.Cmd
 }
@@ -93,7 +92,7 @@ func (n *Network) StartRouter(config RouterConfig) (_ *Router, err error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	r := &Router{Host: h, dir: dir}
+	r := &Router{Host: h, dir: dir, vty: &vty{dir: dir}}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -155,7 +154,7 @@ func (r *Router) waitReady(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	for {
-		_, err := r.vtysh(ctx, "show bgp summary json")
+		_, err := r.vty.ask(ctx, "bgpd", "show bgp summary json")
 		if err == nil {
 			return nil
 		}
@@ -171,6 +170,7 @@ func (r *Router) waitReady(timeout time.Duration) error {
 // Close stops the daemons, bgpd first, and removes the namespace and the
 // router's files.
 func (r *Router) Close() {
+	r.vty.close()
 	for i := len(r.daemons) - 1; i >= 0; i-- {
 		_ = r.daemons[i].Process.Signal(syscall.SIGTERM)
 		_ = r.daemons[i].Wait()
@@ -183,7 +183,7 @@ func (r *Router) Close() {
 // NextHops returns, for each prefix the router has a valid path to, the next
 // hops of those paths, as bgpd's table says (show bgp ipv4 unicast json).
 func (r *Router) NextHops(ctx context.Context) (map[string][]net.IP, error) {
-	out, err := r.vtysh(ctx, "show bgp ipv4 unicast json")
+	out, err := r.vty.ask(ctx, "bgpd", "show bgp ipv4 unicast json")
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func (r *Router) NextHops(ctx context.Context) (map[string][]net.IP, error) {
 
 // Established counts the BGP sessions the router has established.
 func (r *Router) Established(ctx context.Context) (int, error) {
-	out, err := r.vtysh(ctx, "show bgp summary json")
+	out, err := r.vty.ask(ctx, "bgpd", "show bgp summary json")
 	if err != nil {
 		return 0, err
 	}
@@ -238,7 +238,7 @@ func (r *Router) Established(ctx context.Context) (int, error) {
 
 // BFDUp counts the router's BFD sessions that are up.
 func (r *Router) BFDUp(ctx context.Context) (int, error) {
-	out, err := r.vtysh(ctx, "show bfd peers json")
+	out, err := r.vty.ask(ctx, "bfdd", "show bfd peers json")
 	if err != nil {
 		return 0, err
 	}
@@ -261,15 +261,6 @@ func (r *Router) BFDUp(ctx context.Context) (int, error) {
 func (r *Router) Log() string {
 	b, _ := os.ReadFile(filepath.Join(r.dir, "bgpd.log"))
 	return string(b)
-}
-
-func (r *Router) vtysh(ctx context.Context, command string) ([]byte, error) {
-	out, err := exec.CommandContext(ctx, vtysh, "--vty_socket", r.dir, "-c", command).Output()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return nil, fmt.Errorf("vtysh -c %q: %w: %s", command, err, exit.Stderr)
-	}
-	return out, err
 }
 
 // chownToFRR gives FRR's user the router's folder, where its daemons write.

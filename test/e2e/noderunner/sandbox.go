@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -87,7 +88,18 @@ func enterSandbox(file string) error {
 	if err := becomeUser(s); err != nil {
 		return err
 	}
+	catchEverySignal()
 	return syscall.Exec(s.Argv[0], s.Argv, s.Env)
+}
+
+// catchEverySignal has this process catch every signal until it executes the
+// container's binary, which then starts with each at its default, as a
+// container runtime starts it: exec keeps a signal ignored, and a test run
+// started by nohup, or as a shell's background job, ignores SIGHUP, SIGINT
+// and SIGQUIT. A shell cannot trap a signal ignored from its start, so
+// frr-k8s's reloader, told by SIGHUP, never reloaded FRR.
+func catchEverySignal() {
+	signal.Notify(make(chan os.Signal, 1))
 }
 
 // buildRoot mounts the container's root: a tmpfs with /dev, /proc, /sys of the

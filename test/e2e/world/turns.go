@@ -11,12 +11,13 @@ import (
 // turns lets the stories take their turns, at most limit at once, the long
 // ones first: started last, a story of minutes would run on alone after the
 // others ended (testing's own order of parallel tests is the runtime's). The
-// stories that run alone come last, each once every other has ended.
+// stories Last come once every other has ended, side by side with one another.
 type turns struct {
 	mu      sync.Mutex
 	changed *sync.Cond
 	limit   int
 	running int
+	last    int       // how many of those running are Last
 	queue   []*ticket // registered and not yet admitted, in registration order
 }
 
@@ -25,12 +26,16 @@ type ticket struct {
 	arrived bool // waiting for its turn; until then, it is paused by t.Parallel
 }
 
-// places is how many of the limit a story takes: all of them, alone.
-func (g *turns) places(tk *ticket) int {
-	if tk.mode == Alone {
-		return g.limit
+// fits tells whether tk may run beside those running: within the limit, and
+// a story Last beside no other kind.
+func (g *turns) fits(tk *ticket) bool {
+	if g.running >= g.limit {
+		return false
 	}
-	return 1
+	if tk.mode == Last {
+		return g.running == g.last
+	}
+	return g.last == 0
 }
 
 var stories = newTurns(1)
@@ -75,23 +80,26 @@ func (g *turns) register(mode Mode) *ticket {
 }
 
 // wait waits until tk is the next to run, the first registered of the first
-// mode among Long, Beside and Alone, and it has its places.
+// mode among Long, Beside and Last, and it fits.
 func (g *turns) wait(tk *ticket) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	tk.arrived = true
 	g.changed.Broadcast()
-	for g.running+g.places(tk) > g.limit || g.next() != tk {
+	for !g.fits(tk) || g.next() != tk {
 		g.changed.Wait()
 	}
-	g.running += g.places(tk)
+	g.running++
+	if tk.mode == Last {
+		g.last++
+	}
 	g.queue = deleteTicket(g.queue, tk)
 	g.changed.Broadcast()
 }
 
 // next is the ticket whose turn it is, if it has arrived; nil until then.
 func (g *turns) next() *ticket {
-	for _, mode := range []Mode{Long, Beside, Alone} {
+	for _, mode := range []Mode{Long, Beside, Last} {
 		for _, tk := range g.queue {
 			if tk.mode == mode {
 				return arrived(tk)
@@ -111,7 +119,10 @@ func arrived(tk *ticket) *ticket {
 func (g *turns) done(tk *ticket) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.running -= g.places(tk)
+	g.running--
+	if tk.mode == Last {
+		g.last--
+	}
 	g.changed.Broadcast()
 }
 

@@ -24,9 +24,10 @@ const (
 	// Long runs the story side by side, its turn before those Beside: a story
 	// of a minute or more, which started last would run on alone.
 	Long
-	// Alone runs the story with none beside it, after all the others: for a
-	// story whose bounds are about time on an idle machine.
-	Alone
+	// Last runs the story once all the others have ended, beside only the
+	// other stories Last: for stories whose bounds are about time, which hold
+	// beside one another but not under the full load.
+	Last
 )
 
 // graceBeforeTimeout is how long before this run's deadline a story's copy

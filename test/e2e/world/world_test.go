@@ -39,10 +39,10 @@ func TestWorldNamesAreNamespaceNames(t *testing.T) {
 	}
 }
 
-func TestTurnsLetLongStoriesFirstThenInTheOrderTheyStartedThenThoseAlone(t *testing.T) {
+func TestTurnsLetLongStoriesFirstThenInTheOrderTheyStartedThenThoseLast(t *testing.T) {
 	g := newTurns(1)
-	modes := map[string]Mode{"short-1": Beside, "alone-1": Alone, "long-1": Long, "short-2": Beside, "long-2": Long}
-	names := []string{"short-1", "alone-1", "long-1", "short-2", "long-2"}
+	modes := map[string]Mode{"short-1": Beside, "last-1": Last, "long-1": Long, "short-2": Beside, "long-2": Long}
+	names := []string{"short-1", "last-1", "long-1", "short-2", "long-2"}
 	tickets := map[string]*ticket{}
 	for _, name := range names {
 		tickets[name] = g.register(modes[name])
@@ -62,32 +62,41 @@ func TestTurnsLetLongStoriesFirstThenInTheOrderTheyStartedThenThoseAlone(t *test
 	for name := range admitted {
 		got = append(got, name)
 	}
-	if want := []string{"long-1", "long-2", "short-1", "short-2", "alone-1"}; !slices.Equal(got, want) {
+	if want := []string{"long-1", "long-2", "short-1", "short-2", "last-1"}; !slices.Equal(got, want) {
 		t.Errorf("turns went %q, want %q", got, want)
 	}
 }
 
-func TestAStoryAloneWaitsUntilNoOtherRuns(t *testing.T) {
+func TestStoriesLastRunOnlyBesideOneAnother(t *testing.T) {
 	g := newTurns(4)
-	long, alone := g.register(Long), g.register(Alone)
+	long, first, second := g.register(Long), g.register(Last), g.register(Last)
 	g.wait(long)
-	admitted := make(chan struct{})
-	go func() {
-		g.wait(alone)
-		close(admitted)
-	}()
+	admitted := make(chan *ticket, 2)
+	for _, tk := range []*ticket{first, second} {
+		go func() {
+			g.wait(tk)
+			admitted <- tk
+		}()
+	}
 	g.mu.Lock()
-	for !alone.arrived {
+	for !first.arrived || !second.arrived {
 		g.changed.Wait()
 	}
-	waiting := slices.Contains(g.queue, alone)
+	waiting := slices.Contains(g.queue, first) || slices.Contains(g.queue, second)
 	g.mu.Unlock()
 	if !waiting {
-		t.Fatal("the story alone was let in beside a running one")
+		t.Fatal("a story Last was let in beside a long one")
 	}
 	g.done(long)
 	<-admitted
-	if g.running != g.limit {
-		t.Errorf("the story alone holds %d of %d places", g.running, g.limit)
+	<-admitted
+	late := g.register(Beside)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.running != 2 || g.last != 2 {
+		t.Errorf("%d stories run, %d of them Last; want the two Last side by side", g.running, g.last)
+	}
+	if g.fits(late) {
+		t.Error("a story Beside would be let in beside those Last")
 	}
 }
