@@ -149,7 +149,7 @@ func TestAdoptAndUpgrade(t *testing.T) {
 	c.assertSpeakersOneAtATime(t, before)
 	c.assertReportedAfterSpeakers(t, versionAt())
 	for node, pod := range c.speakerPods(t) {
-		if log := c.Runner.ContainerLog(pod, "speaker"); !joinedOthers(log) {
+		if log := c.Runner.ContainerLog(pod, "speaker"); !joinedOthers(log, node) {
 			t.Errorf("the new speaker %s on %s did not join the other speakers' memberlist cluster; its log:\n%s", pod, node, log)
 		}
 	}

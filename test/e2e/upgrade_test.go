@@ -55,15 +55,17 @@ func TestUpgradeWithoutLoss(t *testing.T) {
 			t.Errorf("the speaker on %s was not replaced", node)
 		}
 		log := c.Runner.ContainerLog(pod, "speaker")
-		if !joinedOthers(log) {
+		if !joinedOthers(log, node) {
 			t.Errorf("the new speaker %s on %s did not join the other speakers' memberlist cluster; its log:\n%s", pod, node, log)
 		}
 	}
 }
 
-// joinedOthers tells whether a speaker's log shows it joining memberlist with
-// others, and never failing to join some.
-func joinedOthers(log string) bool {
+// joinedOthers tells whether the log of the speaker on node shows it in one
+// memberlist cluster with others, and never failing to join some: it joined
+// them, or they joined it first (another node's NodeJoin), after which its
+// own discovery finds no one left to join and logs nothing.
+func joinedOthers(log, node string) bool {
 	joined := false
 	for _, line := range strings.Split(log, "\n") {
 		var entry map[string]any
@@ -74,6 +76,8 @@ func joinedOthers(log string) bool {
 		case "memberlist join successfully":
 			n, _ := entry["number of other nodes"].(float64)
 			joined = joined || int(n) >= 1
+		case "node event - forcing sync":
+			joined = joined || entry["node event"] == "NodeJoin" && entry["node name"] != node
 		case "partial join":
 			return false
 		}
@@ -141,6 +145,31 @@ func (c *metallbCluster) assertControllerFirst(t *testing.T, tag string) {
 	for _, p := range pods.Items {
 		if p.Labels["component"] == "speaker" && p.CreationTimestamp.Before(&controllerReady) {
 			t.Errorf("speaker %s was replaced at %s, before the new controller was ready at %s", p.Name, p.CreationTimestamp, controllerReady)
+		}
+	}
+}
+
+func TestJoinedOthersReadsEitherSideOfTheJoin(t *testing.T) {
+	const (
+		self      = `{"msg":"node event - forcing sync","node event":"NodeJoin","node name":"kwok-1"}`
+		joinedBy  = `{"msg":"node event - forcing sync","node event":"NodeJoin","node name":"kwok-0"}`
+		joined    = `{"msg":"memberlist join successfully","number of other nodes":2}`
+		alone     = `{"msg":"memberlist join successfully","number of other nodes":0}`
+		partial   = `{"msg":"partial join","joined":1,"expected":2}`
+		otherLeft = `{"msg":"node event - forcing sync","node event":"NodeLeave","node name":"kwok-0"}`
+	)
+	for _, tc := range []struct {
+		lines []string
+		want  bool
+	}{
+		{[]string{self, joined}, true},
+		{[]string{self, joinedBy}, true},
+		{[]string{self}, false},
+		{[]string{self, alone, otherLeft}, false},
+		{[]string{self, joinedBy, partial}, false},
+	} {
+		if got := joinedOthers(strings.Join(tc.lines, "\n"), "kwok-1"); got != tc.want {
+			t.Errorf("joinedOthers(%q) = %v, want %v", tc.lines, got, tc.want)
 		}
 	}
 }
