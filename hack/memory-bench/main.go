@@ -43,7 +43,7 @@ func main() {
 	flag.IntVar(&c.concurrency, "concurrency", 16, "creations in flight at once")
 	flag.DurationVar(&c.settle, "settle", 5*time.Second, "how long the operator's reconcile count must stay unchanged for it to count as settled")
 	flag.DurationVar(&c.idle, "idle", 0, "after measuring, leave the operator idle this long and measure again (the runtime collects garbage at least every 2 minutes and returns freed memory gradually)")
-	flag.BoolVar(&c.nodeAddress, "node-address", false, "instead of a pool, measure with nothing configured (the node-address mode off for Services with no class), then enable the mode on the MetalLB object and measure again: reconciles per second, and RSS at most "+fmt.Sprint(nodeAddressRatio)+" times that with the mode off")
+	flag.BoolVar(&c.nodeAddress, "node-address", false, "instead of a pool, measure with nothing configured (the node-address mode off: no cache of Services), then enable the mode on the MetalLB object and measure again: reconciles per second, and RSS at most "+fmt.Sprint(nodeAddressRatio)+" times that with the mode off")
 	flag.Parse()
 	if err := c.validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "memory-bench:", err)

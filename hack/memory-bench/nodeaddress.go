@@ -25,8 +25,8 @@ const nodeAddressReconciles = `controller_runtime_reconcile_total{controller="no
 var metallbs = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "metallbs"}
 
 // compareNodeAddress measures the settled operator with nothing configured,
-// which on more than one node leaves Services with no class alone, then
-// enables the mode for them on the MetalLB object, times its reconciles until
+// which on more than one node leaves the mode off, then enables it on the
+// MetalLB object, times its reconciles until
 // settled, checks that every Service got its addresses, and measures again.
 // Its goal is the ratio (issue 12's RSS goal is measure's).
 func compareNodeAddress(ctx context.Context, b *binarybench.Bench, m *metricsReader, c config) error {

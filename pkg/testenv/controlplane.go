@@ -186,12 +186,13 @@ func freePort(address string) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// writeAuditPolicy logs the metadata of every request, once it is answered.
+// writeAuditPolicy logs the metadata of every request once it is answered,
+// and of a watch also when it starts: an open watch is a cache kept.
 func (e *Env) writeAuditPolicy() error {
 	e.AuditLog = filepath.Join(e.Dir, "audit.log")
 	return os.WriteFile(filepath.Join(e.Dir, "audit-policy.yaml"), []byte(`apiVersion: audit.k8s.io/v1
 kind: Policy
-omitStages: [RequestReceived, ResponseStarted]
+omitStages: [RequestReceived]
 rules:
 - level: Metadata
 `), 0o600)

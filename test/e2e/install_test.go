@@ -61,8 +61,10 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	// token is and whether it may get /metrics.
 	assertMetricsGuarded(t, c.Env, op)
 	assertMetrics(t, c.Env, op, []string{`cluster_network_operator_operand_active{operand="metallb"} 1`})
-	// A Service of the node-address mode's class, beside MetalLB: the
-	// nodes' addresses, written into its status.
+	// A Service of the node-address mode's class, beside MetalLB, the mode
+	// enabled: the nodes' addresses, written into its status. Tuning, which
+	// leaves the mode out, turns it off again.
+	kubectl(t, c.Env, "apply", "-f", guideExample(t, "node-address-mode"))
 	kubectl(t, c.Env, "apply", "-f", guideExample(t, "node-address"))
 	c.waitIngress(t, "web-on-nodes", time.Minute, c.nodeIPs())
 

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress/decide"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
@@ -155,17 +156,29 @@ func (c *metallbCluster) setNodeAddresses(t *testing.T, node string, ips ...stri
 // waitIngress waits until the Service's addresses are exactly want, in order.
 func (c *metallbCluster) waitIngress(t *testing.T, name string, timeout time.Duration, want []string) {
 	t.Helper()
-	c.waitIngressFrom(t, name, timeout, strings.Join(want, ", "), func(ips []string) bool { return slices.Equal(ips, want) })
+	waitIngressOf(t, c.Client, name, timeout, want)
+}
+
+// waitIngressOf waits until the default namespace's Service's addresses are
+// exactly want, in order.
+func waitIngressOf(t *testing.T, cs kubernetes.Interface, name string, timeout time.Duration, want []string) {
+	t.Helper()
+	waitIngressFrom(t, cs, name, timeout, strings.Join(want, ", "), func(ips []string) bool { return slices.Equal(ips, want) })
+}
+
+func (c *metallbCluster) waitIngressFrom(t *testing.T, name string, timeout time.Duration, what string, ok func([]string) bool) {
+	t.Helper()
+	waitIngressFrom(t, c.Client, name, timeout, what, ok)
 }
 
 // waitIngressFrom waits until the Service's addresses satisfy ok, and says
 // how long it took.
-func (c *metallbCluster) waitIngressFrom(t *testing.T, name string, timeout time.Duration, what string, ok func([]string) bool) {
+func waitIngressFrom(t *testing.T, cs kubernetes.Interface, name string, timeout time.Duration, what string, ok func([]string) bool) {
 	t.Helper()
 	start := time.Now()
 	var got []string
 	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		svc, err := c.Client.CoreV1().Services("default").Get(ctx, name, metav1.GetOptions{})
+		svc, err := cs.CoreV1().Services("default").Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}

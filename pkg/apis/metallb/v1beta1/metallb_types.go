@@ -101,26 +101,28 @@ type MetalLBSpec struct {
 
 	// NodeAddress is the node-address mode: LoadBalancer Services get the
 	// addresses of the nodes that can take their traffic, and the cluster's
-	// kube-proxy (or its CNI) carries it; no address pool is needed. Services
-	// of the class networkoperator.openshift.io/node-address are served in
-	// every case; this chooses whether Services with no class are too. A
-	// field of this operator's; the upstream operator has none.
+	// kube-proxy (or its CNI) carries it; no address pool is needed. While
+	// the mode is on it serves Services of the class
+	// networkoperator.openshift.io/node-address, and Services with no class
+	// unless MetalLB serves them; while it is off it serves none. A field of
+	// this operator's; the upstream operator has none.
 	// +optional
 	NodeAddress *NodeAddress `json:"nodeAddress,omitempty"`
 }
 
-// NodeAddressMode tells whether the node-address mode serves Services with no
-// class.
+// NodeAddressMode tells whether the node-address mode is on.
 // +kubebuilder:validation:Enum=Enabled;Disabled
 type NodeAddressMode string
 
 // Node-address modes.
 const (
-	// NodeAddressEnabled serves Services with no class while MetalLB is not
-	// configured. A MetalLB object that enables it does not by itself deploy
-	// MetalLB: that takes a configuration object, such as an IPAddressPool.
+	// NodeAddressEnabled turns the mode on: it serves its class, and Services
+	// with no class while MetalLB does not. A MetalLB object that enables it
+	// does not by itself deploy MetalLB: that takes a configuration object,
+	// such as an IPAddressPool.
 	NodeAddressEnabled NodeAddressMode = "Enabled"
-	// NodeAddressDisabled leaves Services with no class to MetalLB, or pending.
+	// NodeAddressDisabled turns the mode off: Services of its class stay
+	// pending, those with no class are left to MetalLB, or pending.
 	NodeAddressDisabled NodeAddressMode = "Disabled"
 )
 
@@ -136,9 +138,8 @@ const (
 
 // NodeAddress configures the node-address mode.
 type NodeAddress struct {
-	// Mode is Enabled or Disabled for Services with no class. Default: Enabled
-	// on a single-node cluster where MetalLB is not configured, Disabled on
-	// others (docs/user-guide.md says why).
+	// Mode is Enabled or Disabled. Default: Enabled on a single-node cluster,
+	// Disabled on others (docs/user-guide.md says why).
 	// +optional
 	Mode NodeAddressMode `json:"mode,omitempty"`
 

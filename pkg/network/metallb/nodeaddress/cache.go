@@ -50,7 +50,10 @@ func newCache(ctx context.Context, cfg *rest.Config, opts cache.Options) (cache.
 // statuses of up to 2×MaxNodes entries would cost more than all the rest.
 func keepServiceFields(obj any) (any, error) {
 	s, ok := obj.(*corev1.Service)
-	if !ok {
+	if !ok || s.ManagedFields == nil {
+		// A Service the API server sends always has managed fields: one with
+		// none was kept already, and client-go may hand it back (an informer
+		// that starts as objects are written transforms some twice).
 		return obj, nil
 	}
 	kept := &corev1.Service{

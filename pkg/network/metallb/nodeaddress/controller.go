@@ -10,10 +10,12 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -29,10 +31,14 @@ import (
 const FieldManager = "cluster-network-operator-node-address"
 
 // Reconciler keeps the status of each LoadBalancer Service the mode serves:
-// one request per Service.
+// one request per Service. Its cache of Services and EndpointSlices, and the
+// controller that reads it, exist only while the scope has the mode enabled
+// (Start): a cluster that does not use the mode pays nothing for it.
 type Reconciler struct {
-	services cache.Cache   // the mode's own: Services and EndpointSlices
+	mgr      ctrl.Manager
+	services cache.Cache   // the running mode's own: Services and EndpointSlices (run)
 	nodes    client.Reader // the manager's cache, whose Nodes are KeepNodeFields'
+	reader   client.Reader // the API server, for the sweep while the mode is off
 	client   client.Client
 	events   recorder.EventRecorder
 
@@ -40,6 +46,8 @@ type Reconciler struct {
 	// of what to serve, and a restarted operator must not take away what the
 	// last one wrote.
 	scope atomic.Pointer[decide.Scope]
+	// switched tells Start that the scope changed whether the mode runs.
+	switched chan struct{}
 	// recheck asks for every Service: the scope or a node changed. Its one
 	// slot coalesces a burst (thousands of nodes at start) into one pass.
 	recheck chan event.TypedGenericEvent[struct{}]
@@ -58,32 +66,45 @@ type eligibleNodes struct {
 // add registers the mode with the manager; it does nothing until SetScope
 // says what it may serve.
 func add(mgr ctrl.Manager) (*Reconciler, error) {
-	// The context only bounds the wait for an informer the cache has started:
-	// this one has not.
-	c, err := newCache(context.Background(), mgr.GetConfig(), cache.Options{HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	r := &Reconciler{mgr: mgr, nodes: mgr.GetCache(), reader: mgr.GetAPIReader(), client: mgr.GetClient(),
+		events: mgr.GetEventRecorder(FieldManager), switched: make(chan struct{}, 1),
+		recheck: make(chan event.TypedGenericEvent[struct{}], 1)}
+	return r, mgr.Add(r)
+}
+
+// newController is the mode's controller over its cache c; it is started and
+// stopped with the mode (run), so its name is not checked for uniqueness.
+func (r *Reconciler) newController(c cache.Cache) (controller.Controller, error) {
+	ctl, err := controller.NewUnmanaged("node-address", controller.Options{Reconciler: r, Logger: r.mgr.GetLogger(),
+		SkipNameValidation: new(true), UsePriorityQueue: r.mgr.GetControllerOptions().UsePriorityQueue})
 	if err != nil {
 		return nil, err
 	}
-	if err := mgr.Add(c); err != nil {
-		return nil, err
-	}
-	r := &Reconciler{services: c, nodes: mgr.GetCache(), client: mgr.GetClient(), events: mgr.GetEventRecorder(FieldManager),
-		recheck: make(chan event.TypedGenericEvent[struct{}], 1)}
-	err = ctrl.NewControllerManagedBy(mgr).Named("node-address").
-		WatchesRawSource(source.Kind(c, &corev1.Service{}, r.serviceHandler())).
-		WatchesRawSource(source.Kind(c, &discoveryv1.EndpointSlice{}, r.endpointsHandler())).
-		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Node{}, r.nodeHandler())).
-		WatchesRawSource(source.Channel(r.recheck, handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ struct{}) []reconcile.Request {
+	for _, src := range []source.Source{
+		source.Kind(c, &corev1.Service{}, r.serviceHandler()),
+		source.Kind(c, &discoveryv1.EndpointSlice{}, r.endpointsHandler()),
+		source.Channel(r.recheck, handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ struct{}) []reconcile.Request {
 			return r.allServices(ctx)
-		}))).
-		Complete(r)
-	return r, err
+		})),
+	} {
+		if err := ctl.Watch(src); err != nil {
+			return nil, err
+		}
+	}
+	return ctl, nil
 }
 
 // SetScope changes what the mode serves; every Service is looked at again
-// when it changed.
+// when it changed, and the mode starts or stops when it is enabled or not.
 func (r *Reconciler) SetScope(s decide.Scope) {
-	if old := r.scope.Swap(&s); old == nil || *old != s {
+	old := r.scope.Swap(&s)
+	if old == nil || old.Enabled != s.Enabled {
+		select {
+		case r.switched <- struct{}{}:
+		default: // one is pending: Start reads the latest scope
+		}
+	}
+	if old == nil || *old != s {
 		r.recheckAll()
 	}
 }
@@ -157,24 +178,26 @@ func (r *Reconciler) endpointsHandler() handler.TypedEventHandler[*discoveryv1.E
 	}
 }
 
-// nodeHandler has every Service looked at again when a node comes, goes, or
+// nodeEvents has every Service looked at again when a node comes, goes, or
 // changes what the mode reads of it, and not for the status updates every
-// node makes every few seconds.
-func (r *Reconciler) nodeHandler() handler.TypedEventHandler[*corev1.Node, reconcile.Request] {
+// node makes every few seconds. It is the manager's Node informer's, for the
+// life of the operator: the Nodes are cached for the MetalLB module anyway.
+func (r *Reconciler) nodeEvents() toolscache.ResourceEventHandlerFuncs {
 	changed := func() {
 		r.nodesGen.Add(1)
 		r.recheckAll()
 	}
-	return handler.TypedFuncs[*corev1.Node, reconcile.Request]{
-		CreateFunc: func(context.Context, event.TypedCreateEvent[*corev1.Node], serviceQueue) { changed() },
-		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[*corev1.Node], _ serviceQueue) {
-			o, n := e.ObjectOld, e.ObjectNew
-			if status.NodeReady(o) != status.NodeReady(n) || !equality.Semantic.DeepEqual(o.Status.Addresses, n.Status.Addresses) ||
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { changed() },
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*corev1.Node)
+			n, ok2 := newObj.(*corev1.Node)
+			if !ok1 || !ok2 || status.NodeReady(o) != status.NodeReady(n) || !equality.Semantic.DeepEqual(o.Status.Addresses, n.Status.Addresses) ||
 				!equality.Semantic.DeepEqual(o.Labels, n.Labels) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) {
 				changed()
 			}
 		},
-		DeleteFunc: func(context.Context, event.TypedDeleteEvent[*corev1.Node], serviceQueue) { changed() },
+		DeleteFunc: func(any) { changed() },
 	}
 }
 

@@ -126,7 +126,8 @@ func afterCreationSecondOf(t *testing.T, cs kubernetes.Interface, name string) {
 }
 
 // A restarted operator keeps the addresses the last one wrote: before the
-// module's first plan the mode writes nothing, and after it nothing differs.
+// module's first plan the mode does not run, and once it runs nothing
+// differs.
 func TestRestartKeepsAddresses(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -143,16 +144,42 @@ func TestRestartKeepsAddresses(t *testing.T) {
 
 	before := reconciles(t)
 	second := startMode(t, env)
-	waitReconciles(t, before+1) // the Service, seen with no scope yet
-	if rv := resourceVersion(t, cs, "classed"); rv != written {
-		t.Fatalf("the Service was written (resourceVersion %s, then %s) before the mode had a scope", written, rv)
-	}
-	before = reconciles(t)
 	second.SetScope(decide.Scope{Enabled: true})
-	waitReconciles(t, before+1) // seen again, with the scope
+	waitReconciles(t, before+1) // the Service, seen by the mode as it starts
 	if rv := resourceVersion(t, cs, "classed"); rv != written {
 		t.Errorf("the Service was written again (resourceVersion %s, then %s) with the same addresses", written, rv)
 	}
+}
+
+// Turned off, the mode removes what it wrote, and only that, with a
+// NodeAddressOff Event, and turned on again it serves again, against a real
+// API server with one node; a mode that starts off removes what an earlier
+// operator wrote.
+func TestOffRemovesWhatTheModeWrote(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("needs a control plane: not run with -short")
+	}
+	env := testenv.New(t, testenv.Options{Kwok: true, Nodes: testenv.Nodes(1)})
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	node := []string{"192.0.2.10"}
+	first, stop := startModeStoppable(t, env)
+	first.SetScope(decide.Scope{Enabled: true})
+	createLB(t, cs, "classed", decide.Class, 80)
+	createLB(t, cs, "elsewhere", "", 81)
+	setStatusAs(t, cs, "elsewhere", "another-lb", "203.0.113.5")
+	waitAddresses(t, cs, "classed", node)
+
+	first.SetScope(decide.Scope{})
+	waitAddresses(t, cs, "classed", nil)
+	waitEvent(t, cs, "classed", "NodeAddressOff")
+	waitAddresses(t, cs, "elsewhere", []string{"203.0.113.5"})
+	first.SetScope(decide.Scope{Enabled: true})
+	waitAddresses(t, cs, "classed", node)
+	stop()
+
+	startMode(t, env).SetScope(decide.Scope{})
+	waitAddresses(t, cs, "classed", nil)
 }
 
 func resourceVersion(t *testing.T, cs kubernetes.Interface, name string) string {

@@ -9,4 +9,9 @@
 // package decide, with no client, works out its addresses and what it lost to
 // older Services; act applies the status with server-side apply under
 // FieldManager, and records a Warning Event for each loss.
+//
+// The mode runs only while its scope enables it (run.go): its cache of the
+// cluster's Services and EndpointSlices, and the controller over it, start
+// and stop with it. Turned off, or off when the operator starts, it sweeps
+// what it wrote from every Service, reading their metadata a page at a time.
 package nodeaddress

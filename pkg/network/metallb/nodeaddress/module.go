@@ -19,7 +19,7 @@ type Module struct {
 	r *Reconciler
 }
 
-// NewModule returns the mode, which serves nothing until its first scope.
+// NewModule returns the mode, which runs only once a scope enables it.
 func NewModule() *Module { return &Module{} }
 
 // Name names the mode.
@@ -31,7 +31,7 @@ func (m *Module) AddToScheme(*runtime.Scheme) error { return nil }
 // ConfigureManager has the manager's cache keep of Nodes what the mode reads,
 // and their provider IDs, which tell the MetalLB module the platform: the
 // rest, image lists above all, would cost memory for nothing. Its Services
-// and EndpointSlices are in a cache of its own (newCache).
+// and EndpointSlices are in a cache of its own (newCache), only while it runs.
 func (m *Module) ConfigureManager(opts *manager.Options) error {
 	if opts.Cache.ByObject == nil {
 		opts.Cache.ByObject = map[client.Object]cache.ByObject{}

@@ -25,14 +25,14 @@ func TestPlanNodeAddress(t *testing.T) {
 		deployed bool
 	}{
 		{"single node, nothing configured: unclassed too", nodes(1), all, false},
-		{"three nodes, nothing configured: the class only", nodes(3), classOnly, false},
+		{"three nodes, nothing configured: off", nodes(3), decide.Scope{}, false},
 		{"single node, a pool: handed to MetalLB", func(s *Snapshot) { nodes(1)(s); pool(s) }, classOnly, true},
 		{"Enabled on three nodes: unclassed too, and MetalLB not deployed", func(s *Snapshot) { nodes(3)(s); withSpec(enable)(s) }, all, false},
 		{"Enabled with a pool: MetalLB's", func(s *Snapshot) { nodes(3)(s); withSpec(enable)(s); pool(s) }, classOnly, true},
 		{"Enabled with MetalLB serving a class of its own: unclassed stay", func(s *Snapshot) { nodes(3)(s); withSpec(classed)(s); pool(s) }, all, true},
 		{"Enabled, InternalIP, other settings: the address type", func(s *Snapshot) { nodes(3)(s); withSpec(internal)(s) },
 			decide.Scope{Enabled: true, Unclassed: true, AddressType: v1beta1.NodeInternalIP}, false},
-		{"Disabled on a single node: a tuning object deploys MetalLB, as before", func(s *Snapshot) { nodes(1)(s); withSpec(disable)(s) }, classOnly, true},
+		{"Disabled on a single node: off, and a tuning object deploys MetalLB, as before", func(s *Snapshot) { nodes(1)(s); withSpec(disable)(s) }, decide.Scope{}, true},
 		{"a platform not allowed: nothing", func(s *Snapshot) { nodes(1)(s); awsNodes(s) }, decide.Scope{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,8 +11,8 @@ const Class = "networkoperator.openshift.io/node-address"
 
 // Scope is what the module's plan lets the mode serve.
 type Scope struct {
-	// Enabled has the mode serve Services of its Class: the platform allows
-	// the module.
+	// Enabled has the mode run and serve Services of its Class. While it is
+	// not, the mode keeps no cache of Services and serves nothing.
 	Enabled bool
 	// Unclassed has it serve Services with no class too.
 	Unclassed bool
@@ -23,26 +23,28 @@ type Scope struct {
 
 // ScopeFor is the mode's scope on a platform that allows the module (allowed),
 // for the MetalLB object's setting (nil when unset), whether MetalLB's
-// controller runs and assigns Services with no class, and the number of nodes. By default unclassed Services are served on a single node only:
-// there the node's address is the only one there is; on more nodes every
-// Service would publish every node, which users of a multi-node cluster should
-// choose.
+// controller runs and assigns Services with no class, and the number of
+// nodes. The mode is on where the setting enables it, and by default on a
+// single node only: there the node's address is the only one there is; on
+// more nodes every Service would publish every node, which users of a
+// multi-node cluster should choose. Where it is on, it serves its class, and
+// Services with no class unless MetalLB assigns them.
 func ScopeFor(allowed bool, setting *v1beta1.NodeAddress, metallbServesUnclassed bool, nodes int) Scope {
-	if !allowed {
-		return Scope{}
+	mode := v1beta1.NodeAddressDisabled
+	if nodes == 1 {
+		mode = v1beta1.NodeAddressEnabled
 	}
-	s := Scope{Enabled: true, Unclassed: nodes == 1}
+	var addressType v1beta1.NodeAddressType
 	if setting != nil {
-		s.AddressType = setting.AddressType
-		switch setting.Mode {
-		case v1beta1.NodeAddressEnabled:
-			s.Unclassed = true
-		case v1beta1.NodeAddressDisabled:
-			s.Unclassed = false
+		addressType = setting.AddressType
+		if setting.Mode != "" {
+			mode = setting.Mode
 		}
 	}
-	s.Unclassed = s.Unclassed && !metallbServesUnclassed
-	return s
+	if !allowed || mode != v1beta1.NodeAddressEnabled {
+		return Scope{}
+	}
+	return Scope{Enabled: true, Unclassed: !metallbServesUnclassed, AddressType: addressType}
 }
 
 // Serves tells whether the mode gives the Service addresses.

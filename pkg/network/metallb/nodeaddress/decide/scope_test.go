@@ -19,14 +19,17 @@ func TestScopeFor(t *testing.T) {
 		nodes         int
 		want          Scope
 	}{
-		{"platform not allowed: nothing served", false, enabled, false, 1, Scope{}},
-		{"single node, unset: unclassed served", true, nil, false, 1, Scope{Enabled: true, Unclassed: true}},
-		{"three nodes, unset: only the class", true, nil, false, 3, Scope{Enabled: true}},
+		{"platform not allowed: off", false, enabled, false, 1, Scope{}},
+		{"single node, unset: on, unclassed served", true, nil, false, 1, Scope{Enabled: true, Unclassed: true}},
+		{"three nodes, unset: off, the class included", true, nil, false, 3, Scope{}},
+		{"three nodes, mode unset, address type set: off", true, &v1beta1.NodeAddress{AddressType: v1beta1.NodeInternalIP}, false, 3, Scope{}},
 		{"single node, MetalLB serves unclassed: only the class", true, nil, true, 1, Scope{Enabled: true}},
 		{"three nodes, Enabled: unclassed served", true, enabled, false, 3, Scope{Enabled: true, Unclassed: true}},
-		{"Enabled, MetalLB serves unclassed: handed over", true, enabled, true, 3, Scope{Enabled: true}},
-		{"single node, Disabled: only the class, with its address type", true, disabled, false, 1,
-			Scope{Enabled: true, AddressType: v1beta1.NodeInternalIP}},
+		{"Enabled, MetalLB serves unclassed: only the class", true, enabled, true, 3, Scope{Enabled: true}},
+		{"Enabled with an address type: kept", true, &v1beta1.NodeAddress{Mode: v1beta1.NodeAddressEnabled, AddressType: v1beta1.NodeInternalIP}, false, 3,
+			Scope{Enabled: true, Unclassed: true, AddressType: v1beta1.NodeInternalIP}},
+		{"single node, Disabled: off, the class included", true, disabled, false, 1, Scope{}},
+		{"no node yet, unset: off", true, nil, false, 0, Scope{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := ScopeFor(tc.allowed, tc.setting, tc.metallbServes, tc.nodes); got != tc.want {
