@@ -156,12 +156,19 @@ func (e *Env) connect(ctx context.Context) error {
 	return nil
 }
 
-// startFailure adds to an error the end of the log of the component it names.
+// startFailure adds to an error the end of the log of the component it names,
+// and of etcd's too when kube-apiserver could not start: it may not have
+// reached etcd.
 func (e *Env) startFailure(err error) error {
-	for _, name := range []string{"kube-apiserver", "etcd"} {
-		if strings.Contains(err.Error(), name) {
-			return fmt.Errorf("%w\n--- last lines of %s ---\n%s", err, e.logFile(name), TailFile(e.logFile(name), 30))
-		}
+	var names []string
+	switch {
+	case strings.Contains(err.Error(), "kube-apiserver"):
+		names = []string{"kube-apiserver", "etcd"}
+	case strings.Contains(err.Error(), "etcd"):
+		names = []string{"etcd"}
+	}
+	for _, name := range names {
+		err = fmt.Errorf("%w\n--- last lines of %s ---\n%s", err, e.logFile(name), TailFile(e.logFile(name), 30))
 	}
 	return err
 }

@@ -31,9 +31,8 @@ func (v *vty) ask(ctx context.Context, daemon, command string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	_ = conn.SetDeadline(time.Time{}) // one a cancelled ask set too late
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
-	defer stop()
+	_ = conn.SetDeadline(time.Time{}) // a cancelled ask's
+	defer interruptOn(ctx, conn)()
 	out, status, err := exchange(conn, command)
 	if err != nil {
 		conn.Close()
@@ -55,8 +54,7 @@ func (v *vty) conn(ctx context.Context, daemon string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
-	defer stop()
+	defer interruptOn(ctx, c)()
 	// A connection starts in the view node, as vtysh's does before it enables:
 	// some show commands (bfdd's) are the enable node's.
 	out, status, err := exchange(c, "enable")
@@ -72,6 +70,23 @@ func (v *vty) conn(ctx context.Context, daemon string) (net.Conn, error) {
 	}
 	v.conns[daemon] = c
 	return c, nil
+}
+
+// interruptOn has a read or write on the connection fail once ctx ends,
+// until the function it returns is called. That function returns once ctx's
+// end can no longer touch the connection, so that the next ask on it is not
+// cut short by this one's context.
+func interruptOn(ctx context.Context, conn net.Conn) (release func()) {
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		_ = conn.SetDeadline(time.Now())
+		close(fired)
+	})
+	return func() {
+		if !stop() {
+			<-fired
+		}
+	}
 }
 
 // exchange sends a command and reads its answer.
