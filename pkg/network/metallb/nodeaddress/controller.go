@@ -35,12 +35,15 @@ const FieldManager = "cluster-network-operator-node-address"
 // controller that reads it, exist only while the scope has the mode enabled
 // (Start): a cluster that does not use the mode pays nothing for it.
 type Reconciler struct {
-	mgr      ctrl.Manager
 	services cache.Cache   // the running mode's own: Services and EndpointSlices (run)
-	nodes    client.Reader // the manager's cache, whose Nodes are KeepNodeFields'
+	nodes    cache.Cache   // the manager's, whose Nodes are KeepNodeFields'
 	reader   client.Reader // the API server, for the sweep while the mode is off
 	client   client.Client
 	events   recorder.EventRecorder
+	// newCache makes the mode's own cache, and controller its controller's
+	// options, for each time it runs.
+	newCache   func(context.Context) (cache.Cache, error)
+	controller controller.Options
 
 	// scope is nil until the module's first plan: before, nothing is known
 	// of what to serve, and a restarted operator must not take away what the
@@ -66,17 +69,22 @@ type eligibleNodes struct {
 // add registers the mode with the manager; it does nothing until SetScope
 // says what it may serve.
 func add(mgr ctrl.Manager) (*Reconciler, error) {
-	r := &Reconciler{mgr: mgr, nodes: mgr.GetCache(), reader: mgr.GetAPIReader(), client: mgr.GetClient(),
+	r := &Reconciler{nodes: mgr.GetCache(), reader: mgr.GetAPIReader(), client: mgr.GetClient(),
 		events: mgr.GetEventRecorder(FieldManager), switched: make(chan struct{}, 1),
 		recheck: make(chan event.TypedGenericEvent[struct{}], 1)}
+	r.newCache = func(ctx context.Context) (cache.Cache, error) {
+		return newCache(ctx, mgr.GetConfig(), cache.Options{HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	}
+	// Started and stopped with the mode, so its name is not checked for
+	// uniqueness.
+	r.controller = controller.Options{Reconciler: r, Logger: mgr.GetLogger(), SkipNameValidation: new(true),
+		UsePriorityQueue: mgr.GetControllerOptions().UsePriorityQueue}
 	return r, mgr.Add(r)
 }
 
-// newController is the mode's controller over its cache c; it is started and
-// stopped with the mode (run), so its name is not checked for uniqueness.
+// newController is the mode's controller over its cache c.
 func (r *Reconciler) newController(c cache.Cache) (controller.Controller, error) {
-	ctl, err := controller.NewUnmanaged("node-address", controller.Options{Reconciler: r, Logger: r.mgr.GetLogger(),
-		SkipNameValidation: new(true), UsePriorityQueue: r.mgr.GetControllerOptions().UsePriorityQueue})
+	ctl, err := controller.NewUnmanaged("node-address", r.controller)
 	if err != nil {
 		return nil, err
 	}

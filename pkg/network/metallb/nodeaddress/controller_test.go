@@ -36,12 +36,7 @@ import (
 // the scope gives them back, only what the mode wrote goes; an excluded
 // node's address goes from every Service; another class is never written.
 func TestStatusWrites(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("needs a control plane: not run with -short")
-	}
-	env := testenv.New(t, testenv.Options{Kwok: true, Nodes: testenv.Nodes(2)})
-	cs := kubernetes.NewForConfigOrDie(env.Config)
+	env, cs := kwokCluster(t, 2)
 	r := startMode(t, env)
 	both := []string{"192.0.2.10", "192.0.2.11"}
 
@@ -87,12 +82,7 @@ func TestStatusWrites(t *testing.T) {
 // holds on 443. When the oldest goes, the next takes the address, and the
 // youngest loses it to the next, once the next's status is written.
 func TestConflictsFollowWhatIsHeld(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("needs a control plane: not run with -short")
-	}
-	env := testenv.New(t, testenv.Options{Kwok: true, Nodes: testenv.Nodes(1)})
-	cs := kubernetes.NewForConfigOrDie(env.Config)
+	env, cs := kwokCluster(t, 1)
 	startMode(t, env).SetScope(decide.Scope{Enabled: true})
 	node := []string{"192.0.2.10"}
 	createLB(t, cs, "oldest", decide.Class, 80)
@@ -129,12 +119,7 @@ func afterCreationSecondOf(t *testing.T, cs kubernetes.Interface, name string) {
 // module's first plan the mode does not run, and once it runs nothing
 // differs.
 func TestRestartKeepsAddresses(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("needs a control plane: not run with -short")
-	}
-	env := testenv.New(t, testenv.Options{Kwok: true, Nodes: testenv.Nodes(2)})
-	cs := kubernetes.NewForConfigOrDie(env.Config)
+	env, cs := kwokCluster(t, 2)
 	first, stop := startModeStoppable(t, env)
 	first.SetScope(decide.Scope{Enabled: true})
 	createLB(t, cs, "classed", decide.Class, 80)
@@ -156,12 +141,7 @@ func TestRestartKeepsAddresses(t *testing.T) {
 // API server with one node; a mode that starts off removes what an earlier
 // operator wrote.
 func TestOffRemovesWhatTheModeWrote(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("needs a control plane: not run with -short")
-	}
-	env := testenv.New(t, testenv.Options{Kwok: true, Nodes: testenv.Nodes(1)})
-	cs := kubernetes.NewForConfigOrDie(env.Config)
+	env, cs := kwokCluster(t, 1)
 	node := []string{"192.0.2.10"}
 	first, stop := startModeStoppable(t, env)
 	first.SetScope(decide.Scope{Enabled: true})
@@ -223,6 +203,18 @@ func waitReconciles(t *testing.T, atLeast float64) {
 	if err != nil {
 		t.Fatalf("the mode made %v reconciles, want at least %v", reconciles(t), atLeast)
 	}
+}
+
+// kwokCluster starts a control plane with kwok nodes for a test that runs
+// beside the others, and a client of it.
+func kwokCluster(t *testing.T, nodes int) (*testenv.Env, kubernetes.Interface) {
+	t.Helper()
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("needs a control plane: not run with -short")
+	}
+	env := testenv.New(t, testenv.Options{Kwok: true, Nodes: testenv.Nodes(nodes)})
+	return env, kubernetes.NewForConfigOrDie(env.Config)
 }
 
 // startMode runs the mode in a manager whose Node cache keeps what the

@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress/decide"
@@ -29,7 +28,7 @@ const sweepPage = 500
 // for the life of the operator; its cache and controller exist only while it
 // runs, until the manager stops.
 func (r *Reconciler) Start(ctx context.Context) error {
-	nodes, err := r.mgr.GetCache().GetInformer(ctx, &corev1.Node{})
+	nodes, err := r.nodes.GetInformer(ctx, &corev1.Node{})
 	if err != nil {
 		return err
 	}
@@ -50,6 +49,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 			running.stop()
 			running = nil
 		}
+		retry = nil // this follow is the one a retry would make
 		if running, err = r.follow(ctx, running); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "the node-address mode did not start or stop", "retryAfter", retryAfter)
 			retry = time.After(retryAfter)
@@ -82,8 +82,7 @@ type session struct {
 func (r *Reconciler) run(ctx context.Context) (*session, error) {
 	// The context only bounds the wait for an informer the cache has started:
 	// this one has not.
-	c, err := newCache(ctx, r.mgr.GetConfig(), cache.Options{HTTPClient: r.mgr.GetHTTPClient(),
-		Scheme: r.mgr.GetScheme(), Mapper: r.mgr.GetRESTMapper()})
+	c, err := r.newCache(ctx)
 	if err != nil {
 		return nil, err
 	}
