@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,7 +34,11 @@ func (e *Env) startControlPlane(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
-	var err error
+	release, err := takeStartSlot(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	for range portAttempts {
 		if err = e.startEtcdAndAPIServer(address); err == nil || !e.lostPortRace() {
 			break
@@ -57,7 +62,11 @@ func (e *Env) startEtcdAndAPIServer(address string) error {
 		return err
 	}
 	// kube-apiserver listens on address, which envtest's own port pick ignores.
-	port, err := freePort(address)
+	port, err := ReservePort(address)
+	if err != nil {
+		return err
+	}
+	etcdURL, err := reserveURL()
 	if err != nil {
 		return err
 	}
@@ -83,7 +92,7 @@ func (e *Env) startEtcdAndAPIServer(address string) error {
 	}
 	defer apiServerLog.Close()
 	plane := &envtest.ControlPlane{
-		Etcd: &envtest.Etcd{Path: etcd, DataDir: dataDir, Out: etcdLog, Err: etcdLog,
+		Etcd: &envtest.Etcd{Path: etcd, DataDir: dataDir, Out: etcdLog, Err: etcdLog, URL: etcdURL,
 			StartTimeout: startTimeout, StopTimeout: stopGrace},
 		APIServer: &envtest.APIServer{Path: apiServer, CertDir: certDir, Out: apiServerLog, Err: apiServerLog,
 			StartTimeout: startTimeout, StopTimeout: stopGrace,
@@ -183,14 +192,14 @@ func (e *Env) lostPortRace() bool {
 	return false
 }
 
-// freePort returns a port free on address.
-func freePort(address string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(address, "0"))
+// reserveURL is a local URL for etcd's clients: envtest would pick a port in
+// the ephemeral range (ReservePort says why not).
+func reserveURL() (*url.URL, error) {
+	port, err := ReservePort("127.0.0.1")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}, nil
 }
 
 // writeAuditPolicy logs the metadata of every request once it is answered,

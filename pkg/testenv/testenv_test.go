@@ -156,7 +156,7 @@ func TestLeftoversOfAKilledRunAreRemoved(t *testing.T) {
 
 func freeURL(t *testing.T) string {
 	t.Helper()
-	port, err := freePort("127.0.0.1")
+	port, err := ReservePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -71,12 +72,11 @@ func findToolsScript() (string, error) {
 // nothing listens on: a client of it waits for, or fails to reach, an API
 // server that is not there, having read nothing.
 func ClosedPortKubeconfig(dir string) (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := ReservePort("127.0.0.1")
 	if err != nil {
 		return "", err
 	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	path := filepath.Join(dir, "kubeconfig")
 	data := fmt.Sprintf(`apiVersion: v1
 kind: Config

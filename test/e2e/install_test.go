@@ -95,6 +95,13 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 func (c *metallbCluster) switchToFRRK8s(t *testing.T) {
 	t.Helper()
 	kubectl(t, c.Env, "apply", "-f", guideExample(t, "frr-k8s"))
+	c.waitFRRK8sSpeakers(t)
+}
+
+// waitFRRK8sSpeakers waits until every speaker runs with the frr-k8s backend
+// (the operator changes them once frr-k8s is available on every node).
+func (c *metallbCluster) waitFRRK8sSpeakers(t *testing.T) {
+	t.Helper()
 	c.waitPods(t, "speakers with frr-k8s", 3*time.Minute, func(p *corev1.Pod) bool {
 		return p.Labels["component"] != "speaker" || slices.ContainsFunc(p.Spec.Containers[0].Env, func(e corev1.EnvVar) bool {
 			return e.Name == "METALLB_BGP_TYPE" && e.Value == "frr-k8s"

@@ -271,6 +271,31 @@ func readySince(p *corev1.Pod) metav1.Time {
 }
 
 // daemonSetDone tells whether the speaker DaemonSet finished rolling out.
+// waitDaemonSetsAvailable waits until every pod of MetalLB's DaemonSets is
+// available, not only ready: frr-k8s's are 20 s (minReadySeconds) after.
+// A story that changed the DaemonSets before that would see them replace
+// every pod not yet available at once, as they do by design.
+func (c *metallbCluster) waitDaemonSetsAvailable(t *testing.T) {
+	t.Helper()
+	var pending []string
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := c.Client.AppsV1().DaemonSets(metallbNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		pending = nil
+		for _, ds := range list.Items {
+			if !daemonSetDone(&ds) {
+				pending = append(pending, fmt.Sprintf("%s (%d of %d available)", ds.Name, ds.Status.NumberAvailable, ds.Status.DesiredNumberScheduled))
+			}
+		}
+		return len(pending) == 0, nil
+	})
+	if err != nil {
+		t.Fatalf("MetalLB's DaemonSets are not all available: %s", strings.Join(pending, ", "))
+	}
+}
+
 func daemonSetDone(ds *appsv1.DaemonSet) bool {
 	return ds.Status.ObservedGeneration >= ds.Generation &&
 		ds.Status.UpdatedNumberScheduled == ds.Status.DesiredNumberScheduled &&
