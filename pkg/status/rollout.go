@@ -84,8 +84,3 @@ func (r Rollout) Message() string {
 	}
 	return msg
 }
-
-// progress is what counts as progress: any change in the counts.
-func (r Rollout) progress() string {
-	return fmt.Sprintf("%s/%s:%d/%d/%d/%d", r.Kind, r.Name, r.Desired, r.Updated, r.Available, r.Old)
-}

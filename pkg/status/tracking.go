@@ -17,16 +17,19 @@ type Tracking struct {
 	Version string `json:"version,omitempty"`
 	// Target is the version of the rollout in flight, if one is.
 	Target string `json:"target,omitempty"`
-	// Since is when that rollout started; LastProgress when its counts last changed.
+	// Since is when that rollout started; LastProgress when its progress was
+	// last recorded.
 	Since        metav1.MicroTime `json:"since,omitzero"`
 	LastProgress metav1.MicroTime `json:"lastProgress,omitzero"`
-	// Progress records the counts at LastProgress.
+	// Progress records what the rollouts said at LastProgress: the
+	// Progressing condition's message shows it.
 	Progress string `json:"progress,omitempty"`
 }
 
 // Track moves tracking on by what the rollouts of the workloads, all rendered
-// for target, show at now.
-func Track(prev Tracking, target string, rollouts []Rollout, now time.Time) Tracking {
+// for target, show at now. While the rollout is under way its progress is
+// recorded at most once every: a later change waits (ProgressDue).
+func Track(prev Tracking, target string, rollouts []Rollout, now time.Time, every time.Duration) Tracking {
 	if allDone(rollouts, target) {
 		return Tracking{Version: target}
 	}
@@ -35,10 +38,19 @@ func Track(prev Tracking, target string, rollouts []Rollout, now time.Time) Trac
 	switch {
 	case prev.Target != target:
 		next.Target, next.Since, next.LastProgress, next.Progress = target, metav1.NewMicroTime(now), metav1.NewMicroTime(now), progress
-	case prev.Progress != progress:
+	case prev.Progress != progress && now.Sub(prev.LastProgress.Time) >= every:
 		next.LastProgress, next.Progress = metav1.NewMicroTime(now), progress
 	}
 	return next
+}
+
+// ProgressDue tells how long until the progress the rollouts show, not yet
+// recorded, may be; 0 when it is recorded.
+func (t Tracking) ProgressDue(rollouts []Rollout, now time.Time, every time.Duration) time.Duration {
+	if !t.InFlight() || t.Progress == progressOf(rollouts) {
+		return 0
+	}
+	return max(every-now.Sub(t.LastProgress.Time), 0)
 }
 
 // InFlight tells whether a rollout is under way.
@@ -61,10 +73,12 @@ func allDone(rollouts []Rollout, target string) bool {
 	return true
 }
 
+// progressOf says how far the rollouts are, each by its message, which
+// changes with its counts.
 func progressOf(rollouts []Rollout) string {
 	parts := make([]string, len(rollouts))
 	for i, r := range rollouts {
-		parts[i] = r.progress()
+		parts[i] = r.Message()
 	}
-	return strings.Join(parts, ",")
+	return strings.Join(parts, ", ")
 }

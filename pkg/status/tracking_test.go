@@ -8,6 +8,7 @@ import (
 )
 
 func TestTrack(t *testing.T) {
+	const every = 5 * time.Second
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	done := func(version string) []Rollout {
 		return []Rollout{
@@ -21,21 +22,21 @@ func TestTrack(t *testing.T) {
 	}
 
 	// A finished at-version rollout reports the version, with nothing in flight.
-	tr := Track(Tracking{}, "A", done("A"), t0)
+	tr := Track(Tracking{}, "A", done("A"), t0, every)
 	if tr.Version != "A" || tr.InFlight() {
 		t.Fatalf("done at A: %+v", tr)
 	}
 	// Workloads written for B but not yet rolled out: A stays reported.
-	tr = Track(tr, "B", done("A"), t0)
+	tr = Track(tr, "B", done("A"), t0, every)
 	if tr.Version != "A" || tr.Target != "B" || !tr.Since.Time.Equal(t0) {
 		t.Fatalf("B started: %+v", tr)
 	}
 	// Progress moves LastProgress; the same counts later do not.
-	tr = Track(tr, "B", midway, t0.Add(time.Minute))
+	tr = Track(tr, "B", midway, t0.Add(time.Minute), every)
 	if !tr.LastProgress.Time.Equal(t0.Add(time.Minute)) || !tr.Since.Time.Equal(t0) {
 		t.Fatalf("progress: %+v", tr)
 	}
-	tr = Track(tr, "B", midway, t0.Add(5*time.Minute))
+	tr = Track(tr, "B", midway, t0.Add(5*time.Minute), every)
 	if got := tr.Stalled(t0.Add(5 * time.Minute)); got != 4*time.Minute {
 		t.Fatalf("stalled for %s, want 4m", got)
 	}
@@ -43,13 +44,41 @@ func TestTrack(t *testing.T) {
 		t.Fatalf("version flipped midway: %+v", tr)
 	}
 	// All done at B: B is reported.
-	tr = Track(tr, "B", done("B"), t0.Add(6*time.Minute))
+	tr = Track(tr, "B", done("B"), t0.Add(6*time.Minute), every)
 	if tr != (Tracking{Version: "B"}) {
 		t.Fatalf("done at B: %+v", tr)
 	}
 	// Nothing deployed: the version is the target's.
-	if tr := Track(Tracking{Version: "A"}, "B", nil, t0); tr.Version != "B" {
+	if tr := Track(Tracking{Version: "A"}, "B", nil, t0, every); tr.Version != "B" {
 		t.Fatalf("nothing deployed: %+v", tr)
+	}
+}
+
+// Counts that change again within every of the last recorded progress are
+// held back, and due once it has passed.
+func TestTrackHoldsProgressBack(t *testing.T) {
+	const every = 5 * time.Second
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	midway := []Rollout{
+		{Kind: "Deployment", Name: "controller", Version: "B", Desired: 1, Updated: 1, Available: 1, Observed: true},
+		{Kind: "DaemonSet", Name: "speaker", Version: "B", Desired: 3, Updated: 1, Available: 2, Observed: true},
+	}
+	tr := Track(Tracking{Version: "A"}, "B", midway, t0, every)
+	further := []Rollout{midway[0], {Kind: "DaemonSet", Name: "speaker", Version: "B", Desired: 3, Updated: 2, Available: 2, Observed: true}}
+	soon := t0.Add(time.Second)
+	if held := Track(tr, "B", further, soon, every); held != tr {
+		t.Fatalf("progress 1s after the last was recorded: %+v, want it held at %+v", held, tr)
+	}
+	if due := tr.ProgressDue(further, soon, every); due != every-time.Second {
+		t.Fatalf("held progress due in %s, want %s", due, every-time.Second)
+	}
+	if due := tr.ProgressDue(midway, soon, every); due != 0 {
+		t.Fatalf("progress already recorded is due in %s", due)
+	}
+	recorded := Track(tr, "B", further, t0.Add(every), every)
+	if want := "controller: 1 of 1 replicas updated, speaker: 2 of 3 nodes updated, 1 unavailable"; recorded.Progress != want ||
+		!recorded.LastProgress.Time.Equal(t0.Add(every)) {
+		t.Fatalf("progress %s after the last: %+v, want %q recorded", every, recorded, want)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
@@ -118,6 +119,8 @@ func frrK8sAt(desired, updated, available int64) func(*Snapshot) {
 func stalled(cluster func(*testing.T, Options) *Snapshot) func(*testing.T, Options) *Snapshot {
 	return func(t *testing.T, opts Options) *Snapshot {
 		s := cluster(t, opts)
+		s.Tracking.Since = metav1.NewMicroTime(now.Add(-12 * time.Minute))
+		s.Tracking.LastProgress = s.Tracking.Since
 		if p := Make(s, opts, now.Add(-11*time.Minute)); p.Tracking != nil {
 			s.Tracking = *p.Tracking
 		}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -150,12 +151,10 @@ func (p *Plan) rollout(name string) *status.Rollout {
 	return nil
 }
 
+// progressMessage says how far the rollout is, as last recorded (at most
+// Options.ProgressEvery behind the workloads).
 func (p *Plan) progressMessage() string {
-	parts := make([]string, len(p.rollouts))
-	for i, r := range p.rollouts {
-		parts[i] = r.Message()
-	}
-	return fmt.Sprintf("Rolling out %s: %s", p.tracking.Target, joinOr(parts, "creating the workloads"))
+	return fmt.Sprintf("Rolling out %s: %s", p.tracking.Target, cmp.Or(p.tracking.Progress, "creating the workloads"))
 }
 
 // joinOr joins items for a message, or says none.

@@ -159,6 +159,8 @@ var planCases = []planCase{
 		withSpec(v1beta1.MetalLBSpec{}, recorded(status.Progressing, metav1.ConditionTrue, "RollingOut"))),
 		want: planned{version: "B", statuses: []string{"metallb-system/metallb"}, events: []string{"Normal ProgressingFalse MetalLB/metallb: AsExpected: No rollout is in progress."},
 			conditions: []string{"Progressing False AsExpected", "Available True AsExpected"}}},
+	{name: "upgrade progressing again within seconds: shown at most every 5 s, nothing written until then", opts: releaseB, cluster: progressedAgain,
+		want: planned{version: "A", requeue: 3 * time.Second, conditions: []string{"Progressing True RollingOut: speaker: 1 of 3 nodes updated"}}},
 	{name: "hung: no progress past the timeout, the nodes named", opts: releaseB, cluster: hungRollout,
 		want: planned{version: "A", conditions: []string{
 			"Degraded True RolloutHung: has made no progress for 10m0s (Rolling out B: controller: 1 of 1 replicas updated, speaker: 1 of 3 nodes updated, 1 unavailable); the speaker is not ready on nodes: node-2.",
@@ -327,20 +329,31 @@ func speakersRolling(t *testing.T, opts Options) *Snapshot {
 func restartedWhileRolling(t *testing.T, opts Options) *Snapshot {
 	s := speakersRolling(t, opts)
 	s.Tracking.Since = metav1.NewMicroTime(now.Add(-20 * time.Minute))
+	s.Tracking.LastProgress = s.Tracking.Since
 	if p := Make(s, opts, now.Add(-4*time.Minute)); p.Tracking != nil {
 		s.Tracking = *p.Tracking
 	}
 	return s
 }
 
-// hungRollout is speakersRolling with no progress for eleven minutes.
-func hungRollout(t *testing.T, opts Options) *Snapshot {
+// progressedAgain is speakersRolling as recorded two seconds ago, tracking
+// and status, with one more speaker replaced since.
+func progressedAgain(t *testing.T, opts Options) *Snapshot {
 	s := speakersRolling(t, opts)
-	if p := Make(s, opts, now.Add(-11*time.Minute)); p.Tracking != nil {
-		s.Tracking = *p.Tracking
+	p := Make(s, opts, now.Add(-2*time.Second))
+	if p.Tracking == nil {
+		t.Fatal("the rollout's progress was not recorded")
 	}
+	s.Tracking = *p.Tracking
+	if st := p.Report(nil).MetalLB; st != nil {
+		s.MetalLB.Status = *st
+	}
+	rolledOut(s.live(objects.DaemonSet, manifests.SpeakerName), 3, 2, 2)
 	return s
 }
+
+// hungRollout is speakersRolling with no progress for eleven minutes.
+var hungRollout = stalled(speakersRolling)
 
 func clusterOperatorRecorded(typ string, st configv1.ConditionStatus, reason string) func(*Snapshot) {
 	return func(s *Snapshot) {

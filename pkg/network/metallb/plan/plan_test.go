@@ -70,6 +70,7 @@ func planOptions() Options {
 		Environment:      manifests.Environment{Namespace: manifests.DefaultNamespace, Images: imagesOf("A"), Webhooks: true},
 		AllowedPlatforms: DefaultAllowedPlatforms,
 		HungAfter:        10 * time.Minute,
+		ProgressEvery:    5 * time.Second,
 		ClusterOperator:  "metallb",
 	}
 }

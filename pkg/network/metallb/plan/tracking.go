@@ -15,15 +15,21 @@ import (
 // whether one is hung.
 func (p *Plan) track(s *Snapshot, settings manifests.Settings, want []*unstructured.Unstructured) {
 	p.rollouts = rolloutsOf(s, want)
-	p.tracking = status.Track(s.Tracking, settings.Images.ReleaseVersion, p.rollouts, p.now)
+	p.tracking = status.Track(s.Tracking, settings.Images.ReleaseVersion, p.rollouts, p.now, p.opts.ProgressEvery)
 	if p.tracking != s.Tracking {
 		p.Tracking = new(p.tracking)
 	}
 	if !p.tracking.InFlight() {
 		return
 	}
+	// With no event, look again when the progress held back may be recorded,
+	// or when the rollout would be hung.
+	due := p.tracking.ProgressDue(p.rollouts, p.now, p.opts.ProgressEvery)
 	if stalled := p.tracking.Stalled(p.now); stalled < p.opts.HungAfter {
 		p.RequeueAfter = p.opts.HungAfter - stalled
+		if due > 0 {
+			p.RequeueAfter = min(p.RequeueAfter, due)
+		}
 		return
 	}
 	p.hung, p.hungNodes, p.hungFRRK8sNodes = true, notReadyNodes(s.SpeakerPods), notReadyNodes(s.FRRK8sPods)
