@@ -195,11 +195,11 @@ func (e *Env) lostPortRace() bool {
 // reserveURL is a local URL for etcd's clients: envtest would pick a port in
 // the ephemeral range (ReservePort says why not).
 func reserveURL() (*url.URL, error) {
-	port, err := ReservePort("127.0.0.1")
+	addr, err := ReserveAddr("127.0.0.1")
 	if err != nil {
 		return nil, err
 	}
-	return &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}, nil
+	return &url.URL{Scheme: "http", Host: addr}, nil
 }
 
 // writeAuditPolicy logs the metadata of every request once it is answered,

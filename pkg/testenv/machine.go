@@ -19,9 +19,9 @@ import (
 // and every story's copy, starts control planes and picks ports at once.
 
 // startSlots is how many control planes may start at once on this machine.
-// A start is CPU-bound (kube-apiserver builds its API and caches: about 3.3
-// CPU-seconds, 6 s on an idle two-core machine); a dozen at once each took
-// over a minute, past startTimeout. Queued starts wait for a slot instead,
+// A start is CPU-bound (kube-apiserver builds its API and caches: about 3
+// CPU-seconds, 6 s on an idle two-core machine); a dozen at once took 20-47 s
+// each, and some past startTimeout. Queued starts wait for a slot instead,
 // and the timeout runs from there.
 const startSlots = 2
 
@@ -118,6 +118,15 @@ func ReservePort(address string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("no free port reservable between %d and %d on %s", low, high, address)
+}
+
+// ReserveAddr is ReservePort's port on address, as host:port.
+func ReserveAddr(address string) (string, error) {
+	port, err := ReservePort(address)
+	if err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(address, strconv.Itoa(port)), nil
 }
 
 // lockByte takes the lock of one byte of f, without waiting.

@@ -2,11 +2,9 @@ package testenv
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -72,11 +70,10 @@ func findToolsScript() (string, error) {
 // nothing listens on: a client of it waits for, or fails to reach, an API
 // server that is not there, having read nothing.
 func ClosedPortKubeconfig(dir string) (string, error) {
-	port, err := ReservePort("127.0.0.1")
+	addr, err := ReserveAddr("127.0.0.1")
 	if err != nil {
 		return "", err
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	path := filepath.Join(dir, "kubeconfig")
 	data := fmt.Sprintf(`apiVersion: v1
 kind: Config

@@ -7,12 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -355,11 +353,11 @@ func assertOneLineError(t *testing.T, stderr, want string) {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	port, err := testenv.ReservePort("127.0.0.1")
+	addr, err := testenv.ReserveAddr("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	return addr
 }
 
 // closedPortKubeconfig writes a kubeconfig for an API server that is not there.
