@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
@@ -103,8 +104,10 @@ func TestOperatorStartedDuringAnOutageWaits(t *testing.T) {
 // outage is how long kube-apiserver answers nothing in the outage story.
 const outage = time.Minute
 
-// quietFor is how long the operator must have written nothing to count as idle.
-const quietFor = 2 * time.Second
+// quietFor is how long the operator must have written nothing to count as
+// idle: longer than it holds back a rollout's progress, which here never ends
+// (no kube-controller-manager), so that no write is still due.
+const quietFor = metallb.ProgressEvery + 2*time.Second
 
 // waitQuiet waits until the operator has written nothing for quietFor.
 func waitQuiet(t *testing.T, env *testenv.Env) {

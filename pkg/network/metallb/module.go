@@ -51,17 +51,17 @@ func NewModule(nodeAddress *nodeaddress.Module) *Module {
 		Environment:      manifests.Environment{Namespace: manifests.DefaultNamespace, Webhooks: true},
 		AllowedPlatforms: plan.DefaultAllowedPlatforms,
 		HungAfter:        10 * time.Minute,
-		ProgressEvery:    progressEvery,
+		ProgressEvery:    ProgressEvery,
 	}}}
 }
 
-// progressEvery bounds the writes of a rollout: the tracking, the MetalLB
+// ProgressEvery bounds the writes of a rollout: the tracking, the MetalLB
 // object's status and the ClusterOperator are each written once per progress
 // recorded, and at 2,000 nodes with maxUnavailable 10 % every pod that became
 // ready was three writes (888 in a rollout of 123 s). Every 5 s, a rollout of
 // two minutes writes each about 25 times, whatever its nodes, and what
 // `kubectl describe` shows is at most 5 s old.
-const progressEvery = 5 * time.Second
+const ProgressEvery = 5 * time.Second
 
 // newModule returns the module with its settings given, complete.
 func newModule(opts Options, nodeAddress *nodeaddress.Module) (*Module, error) {
