@@ -119,13 +119,14 @@ bench: tools
 	$(GO) test -count=1 -run '^$$' -bench . -benchmem ./...
 
 .PHONY: bench-binary
-## bench-binary: the built binary's activation and memory, default flags, the node-address mode's memory and pace, and the floor of its stack (hack/activation-bench, hack/memory-bench, hack/memory-floor).
+## bench-binary: the built binary's activation and memory, default flags, the node-address mode's memory and pace, the floor of its stack, and an upgrade on 2,000 nodes (hack/activation-bench, hack/memory-bench, hack/memory-floor, hack/rollout-bench).
 bench-binary: build tools
 	@status=0; \
 	  $(GO) run ./hack/activation-bench -binary $(BIN) || status=1; \
 	  $(GO) run ./hack/memory-bench -binary $(BIN) -idle 150s || status=1; \
 	  $(GO) run ./hack/memory-bench -binary $(BIN) -node-address || status=1; \
 	  $(GO) run ./hack/memory-floor -binary $(BIN) || status=1; \
+	  $(GO) run ./hack/rollout-bench -binary $(BIN) || status=1; \
 	  exit $$status
 
 ## demo: the operator's story on a local control plane, with the real MetalLB

@@ -37,16 +37,8 @@ func main() {
 }
 
 func run(ctx context.Context, c config) error {
-	if err := binarybench.Preflight(c.binary); err != nil {
-		return err
-	}
-	logFile, removeLog, err := binarybench.LogFile(c.keepLog)
-	if err != nil {
-		return err
-	}
-	defer removeLog() // deferred first, so it runs after the operator has stopped
-	b, err := binarybench.StartControlPlane(ctx, testenv.Options{})
-	defer b.Stop()
+	b, logFile, stop, err := binarybench.Start(ctx, c.binary, c.keepLog, testenv.Options{})
+	defer stop()
 	if err != nil {
 		return err
 	}

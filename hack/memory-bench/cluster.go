@@ -16,45 +16,11 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/bmlb/cluster-network-operator/hack/internal/binarybench"
-	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
-const (
-	// nodesPerCall is how many nodes one testenv.AddNodes call creates and
-	// waits for; several calls run at once.
-	nodesPerCall = 50
-	// maxNodes is the addresses of nodeNet.
-	maxNodes = 1 << 17
-	// serviceCIDR is a service range beside testenv's 10.0.0.0/24, whose 254
-	// addresses would not give every Service its cluster IP.
-	serviceCIDR = "10.96.0.0/16"
-)
-
-// nodeNet is the benchmarking network (RFC 2544) the nodes' addresses come from.
-var nodeNet = netip.MustParsePrefix("198.18.0.0/15")
-
-// addNodes creates n kwok nodes, concurrency at a time, and waits until kwok
-// reports each Ready.
-func addNodes(ctx context.Context, b *binarybench.Bench, n, concurrency int) error {
-	start := time.Now()
-	nodes := make([]testenv.Node, n)
-	ip := nodeNet.Addr()
-	for i := range nodes {
-		ip = ip.Next()
-		nodes[i] = testenv.Node{Name: fmt.Sprintf("kwok-%d", i), InternalIP: ip.String()}
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(concurrency)
-	for i := 0; i < n; i += nodesPerCall {
-		chunk := nodes[i:min(i+nodesPerCall, n)]
-		g.Go(func() error { return b.Env.AddNodes(gctx, chunk...) })
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	fmt.Printf("%d kwok nodes Ready in %s\n", n, time.Since(start).Round(time.Millisecond))
-	return nil
-}
+// serviceCIDR is a service range beside testenv's 10.0.0.0/24, whose 254
+// addresses would not give every Service its cluster IP.
+const serviceCIDR = "10.96.0.0/16"
 
 // addServices creates n Services of type LoadBalancer spread over namespaces,
 // concurrency at a time. They take no node ports (2,768 would run out) and

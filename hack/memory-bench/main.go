@@ -36,7 +36,7 @@ func main() {
 	flag.StringVar(&c.binary, "binary", "bin/cluster-network-operator", "the operator binary (`make build`)")
 	flag.StringVar(&c.keepLog, "keep-log", "", "write the operator's log to this file and keep it (default: a temporary file, removed)")
 	flag.StringVar(&c.metricsURL, "metrics-url", "https://127.0.0.1:8443/metrics", "where the default --metrics-bind-address serves the operator's metrics (http or https)")
-	flag.StringVar(&c.heapProfile, "heap-profile", "", "also start the operator with --pprof-bind-address="+pprofAddr+" and write its heap profile (go tool pprof) to this file after measuring")
+	flag.StringVar(&c.heapProfile, "heap-profile", "", "also start the operator with --pprof-bind-address="+binarybench.PprofAddr+" and write its heap profile (go tool pprof) to this file after measuring")
 	flag.IntVar(&c.nodes, "nodes", 2000, "kwok nodes")
 	flag.IntVar(&c.services, "services", 10000, "Services of type LoadBalancer")
 	flag.IntVar(&c.namespaces, "namespaces", 10, "namespaces the Services are spread over")
@@ -58,8 +58,8 @@ func (c config) validate() error {
 		return fmt.Errorf("no arguments expected, got %q", flag.Args())
 	case c.nodes < 0 || c.services < 0 || c.namespaces < 1 || c.concurrency < 1 || c.settle <= 0:
 		return fmt.Errorf("-nodes and -services must not be negative, -namespaces, -concurrency and -settle positive")
-	case c.nodes > maxNodes:
-		return fmt.Errorf("-nodes: at most %d (their addresses come from 198.18.0.0/15)", maxNodes)
+	case c.nodes > binarybench.MaxNodes:
+		return fmt.Errorf("-nodes: at most %d", binarybench.MaxNodes)
 	}
 	u, err := url.Parse(c.metricsURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Port() == "" {
@@ -71,20 +71,12 @@ func (c config) validate() error {
 func run(ctx context.Context, c config) error {
 	u, _ := url.Parse(c.metricsURL) // validated
 	metricsAddr := net.JoinHostPort("", u.Port())
-	if err := binarybench.Preflight(c.binary, metricsAddr); err != nil {
-		return err
-	}
-	logFile, removeLog, err := binarybench.LogFile(c.keepLog)
+	b, logFile, stop, err := binarybench.Start(ctx, c.binary, c.keepLog, testenv.Options{Kwok: true}, metricsAddr)
+	defer stop()
 	if err != nil {
 		return err
 	}
-	defer removeLog() // deferred first, so it runs after the operator has stopped
-	b, err := binarybench.StartControlPlane(ctx, testenv.Options{Kwok: true})
-	defer b.Stop()
-	if err != nil {
-		return err
-	}
-	if err := addNodes(ctx, b, c.nodes, c.concurrency); err != nil {
+	if err := b.AddNodes(ctx, c.nodes, c.concurrency); err != nil {
 		return err
 	}
 	if err := addServices(ctx, b, c.services, c.namespaces, c.concurrency); err != nil {
@@ -96,8 +88,8 @@ func run(ctx context.Context, c config) error {
 	}
 	addrs := []string{metricsAddr}
 	if c.heapProfile != "" {
-		b.OperatorFlags = []string{"--pprof-bind-address=" + pprofAddr}
-		addrs = append(addrs, pprofAddr)
+		b.OperatorFlags = []string{"--pprof-bind-address=" + binarybench.PprofAddr}
+		addrs = append(addrs, binarybench.PprofAddr)
 	}
 	if err := b.StartOperator(ctx, c.binary, logFile, addrs...); err != nil {
 		return err
@@ -167,7 +159,7 @@ func (c config) saveHeapProfile(ctx context.Context) error {
 	if c.heapProfile == "" {
 		return nil
 	}
-	return writeHeapProfile(ctx, c.heapProfile)
+	return binarybench.SaveProfile(ctx, "heap", c.heapProfile)
 }
 
 // measure reads the operator's memory and compares it with the goal, adding

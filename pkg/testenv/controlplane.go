@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/url"
@@ -30,7 +31,7 @@ func (e *Env) startControlPlane(ctx context.Context, opts Options) error {
 		return fmt.Errorf("address %q is not an IP address", address)
 	}
 	if opts.Audit {
-		if err := e.writeAuditPolicy(); err != nil {
+		if err := e.writeAuditPolicy(opts.AuditUsers); err != nil {
 			return err
 		}
 	}
@@ -202,16 +203,25 @@ func reserveURL() (*url.URL, error) {
 	return &url.URL{Scheme: "http", Host: addr}, nil
 }
 
-// writeAuditPolicy logs the metadata of every request once it is answered,
-// and of a watch also when it starts: an open watch is a cache kept.
-func (e *Env) writeAuditPolicy() error {
+// writeAuditPolicy logs the metadata of every request of users (of every
+// user when none is given) once it is answered, and of a watch also when it
+// starts: an open watch is a cache kept.
+func (e *Env) writeAuditPolicy(users []string) error {
 	e.AuditLog = filepath.Join(e.Dir, "audit.log")
-	return os.WriteFile(filepath.Join(e.Dir, "audit-policy.yaml"), []byte(`apiVersion: audit.k8s.io/v1
+	policy := `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
 rules:
 - level: Metadata
-`), 0o600)
+`
+	if len(users) > 0 {
+		quoted, err := json.Marshal(users) // a YAML flow sequence
+		if err != nil {
+			return err
+		}
+		policy += "  users: " + string(quoted) + "\n- level: None\n"
+	}
+	return os.WriteFile(filepath.Join(e.Dir, "audit-policy.yaml"), []byte(policy), 0o600)
 }
 
 // PauseAPIServer stops kube-apiserver with SIGSTOP: it keeps its connections

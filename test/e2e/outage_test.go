@@ -137,8 +137,7 @@ func assertNoWritesSince(t *testing.T, env *testenv.Env, since time.Time) {
 func operatorWrites(requests []request) []request {
 	var writes []request
 	for _, r := range requests {
-		write := r.Verb == "create" || r.Verb == "update" || r.Verb == "patch" || r.Verb == "delete"
-		if write && r.Code != http.StatusConflict && r.Resource != "leases" && r.Resource != "events" {
+		if r.IsWrite() && r.Code != http.StatusConflict && r.Resource != "leases" && r.Resource != "events" {
 			writes = append(writes, r)
 		}
 	}

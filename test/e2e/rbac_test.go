@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,108 +8,22 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
-// request is what the audit log tells of one request: enough to match RBAC,
-// and, for a watch, whether it is still open.
-type request struct {
-	Verb, Group, Resource, Namespace, Name string
-	Code                                   int
-	Received                               time.Time
-	Open                                   bool
-}
+// request is what the audit log tells of one request.
+type request = testenv.Request
 
-func (r request) String() string {
-	where := "cluster-wide"
-	if r.Namespace != "" {
-		where = "in " + r.Namespace
-	}
-	return fmt.Sprintf("%s %s %s", r.Verb, groupResource(r.Group, r.Resource), where)
-}
-
-func groupResource(group, resource string) string {
-	if group == "" {
-		return resource
-	}
-	return resource + "." + group
-}
-
-// auditEvent is what readAudit reads of an event of the audit log.
-type auditEvent struct {
-	AuditID string `json:"auditID"`
-	Stage   string `json:"stage"`
-	Verb    string `json:"verb"`
-	User    struct {
-		Username string `json:"username"`
-	} `json:"user"`
-	ObjectRef *struct {
-		Resource, Subresource, APIGroup, Namespace, Name string
-	} `json:"objectRef"`
-	ResponseStatus struct {
-		Code int `json:"code"`
-	} `json:"responseStatus"`
-	RequestURI string    `json:"requestURI"`
-	Received   time.Time `json:"requestReceivedTimestamp"`
-}
-
-func (e auditEvent) request() request {
-	resource := e.ObjectRef.Resource
-	if e.ObjectRef.Subresource != "" {
-		resource += "/" + e.ObjectRef.Subresource
-	}
-	return request{Verb: e.Verb, Group: e.ObjectRef.APIGroup, Resource: resource,
-		Namespace: e.ObjectRef.Namespace, Name: e.ObjectRef.Name, Code: e.ResponseStatus.Code, Received: e.Received,
-		Open: e.Stage == "ResponseStarted"}
-}
-
-// readAudit returns the resource requests a user made, as RBAC authorizes
-// them: a watch that starts with the initial events (client-go's informers
-// list that way) is also the list it replaces, and a server-side apply that
-// created its object is also a create. A watch is logged when it starts, and
-// again when it ends: it is one request, Open until then.
+// readAudit returns the resource requests a user made (testenv.ReadAudit),
+// and fails when there is none.
 func readAudit(t *testing.T, file, user string) []request {
 	t.Helper()
-	f, err := os.Open(file)
+	out, err := testenv.ReadAudit(file, user)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []request
-	started := map[string]int{} // a watch's audit ID: its place in out
-	scanner := bufio.NewScanner(f)
-	scanner.Buffer(make([]byte, 1<<20), 1<<24)
-	for scanner.Scan() {
-		var e auditEvent
-		if err := json.Unmarshal(scanner.Bytes(), &e); err != nil {
-			t.Fatal(err)
-		}
-		if e.User.Username != user || e.ObjectRef == nil {
-			continue // another user, or discovery, which every user may do
-		}
-		if i, ok := started[e.AuditID]; ok {
-			out[i].Open = false
-			continue
-		}
-		r := e.request()
-		if r.Open {
-			started[e.AuditID] = len(out)
-		}
-		out = append(out, r)
-		r.Open = false
-		switch {
-		case r.Verb == "watch" && strings.Contains(e.RequestURI, "sendInitialEvents=true"):
-			r.Verb = "list"
-			out = append(out, r)
-		case r.Verb == "patch" && r.Code == 201:
-			r.Verb = "create"
-			out = append(out, r)
-		}
-	}
-	if err := scanner.Err(); err != nil {
 		t.Fatal(err)
 	}
 	if len(out) == 0 {
@@ -252,7 +164,7 @@ func checkGrants(t *testing.T, grants []grant, used []request) {
 			for _, resource := range g.rule.Resources {
 				for _, verb := range g.rule.Verbs {
 					if !usedFor(g, group, resource, verb, used) {
-						unused = append(unused, fmt.Sprintf("%s: %s %s", g.role, verb, groupResource(group, resource)))
+						unused = append(unused, fmt.Sprintf("%s: %s %s", g.role, verb, request{Group: group, Resource: resource}.GroupResource()))
 					}
 				}
 			}

@@ -1,6 +1,7 @@
 package binarybench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,6 +55,29 @@ type Bench struct {
 	// OperatorFlags are added to the operator's command line (none: every
 	// flag at its default).
 	OperatorFlags []string
+	// OperatorKubeconfig is the operator's (default: Env.Kubeconfig).
+	OperatorKubeconfig string
+	// OperatorEnviron is added to OperatorEnv, and wins over it: another
+	// release, for an upgrade.
+	OperatorEnviron []string
+}
+
+// Start is what every benchmark of the binary does first: it checks the
+// binary and the ports its default flags bind besides HealthAddr (Preflight),
+// makes the operator's log file (LogFile) and starts a control plane
+// (StartControlPlane). stop stops what it started and removes a temporary
+// log; it is to be called also when Start fails.
+func Start(ctx context.Context, binary, keepLog string, opts testenv.Options, addrs ...string) (b *Bench, logFile string, stop func(), err error) {
+	stop = func() {}
+	if err := Preflight(binary, addrs...); err != nil {
+		return nil, "", stop, err
+	}
+	logFile, removeLog, err := LogFile(keepLog)
+	if err != nil {
+		return nil, "", stop, err
+	}
+	b, err = StartControlPlane(ctx, opts)
+	return b, logFile, func() { b.Stop(); removeLog() }, err
 }
 
 // StartControlPlane starts a control plane and creates the operator's
@@ -86,7 +110,8 @@ func (b *Bench) StartOperator(ctx context.Context, binary, logFile string, addrs
 	}
 	var err error
 	start := time.Now()
-	if b.Operator, err = startOperator(binary, b.Env.Kubeconfig, logFile, b.OperatorFlags); err != nil {
+	kubeconfig := cmp.Or(b.OperatorKubeconfig, b.Env.Kubeconfig)
+	if b.Operator, err = startOperator(binary, kubeconfig, logFile, b.OperatorFlags, b.OperatorEnviron); err != nil {
 		return err
 	}
 	fmt.Printf("operator %s started, pid %d, log %s\n", binary, b.Operator.PID(), logFile)
@@ -136,13 +161,13 @@ func (b *Bench) waitReady(ctx context.Context) error {
 	}()
 	err := b.waitReadyz(ctx)
 	if err == nil {
-		err = b.waitFor(ctx, Leases, OperatorNamespace, operator.LeaseName, leaseHeld)
+		err = b.WaitFor(ctx, Leases, OperatorNamespace, operator.LeaseName, leaseHeld)
 	}
 	if err == nil {
-		err = b.waitFor(ctx, CRDs, "", "ipaddresspools.metallb.io", func(o *unstructured.Unstructured) bool { return ConditionTrue(o, "Established") })
+		err = b.WaitFor(ctx, CRDs, "", "ipaddresspools.metallb.io", func(o *unstructured.Unstructured) bool { return ConditionTrue(o, "Established") })
 	}
 	if err == nil {
-		err = b.waitFor(ctx, Namespaces, "", MetalLBNamespace, func(*unstructured.Unstructured) bool { return true })
+		err = b.WaitFor(ctx, Namespaces, "", MetalLBNamespace, func(*unstructured.Unstructured) bool { return true })
 	}
 	select {
 	case <-b.Operator.Exited():
@@ -175,8 +200,8 @@ func (b *Bench) waitReadyz(ctx context.Context) error {
 	return err
 }
 
-// waitFor watches one object until cond holds for it.
-func (b *Bench) waitFor(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, cond func(*unstructured.Unstructured) bool) error {
+// WaitFor watches one object until cond holds for it.
+func (b *Bench) WaitFor(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, cond func(*unstructured.Unstructured) bool) error {
 	w, err := NewWatch(ctx, b.Dynamic.Resource(gvr).Namespace(namespace), ByName(name))
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -19,9 +20,9 @@ import (
 // killed: its own graceful-shutdown timeout (30 s) and a little more.
 const stopGrace = 35 * time.Second
 
-// releaseVersion is what the operator reports as its release, as the install
+// ReleaseVersion is what the operator reports as its release, as the install
 // manifests' Deployment sets it.
-const releaseVersion = "0.0.1-snapshot"
+const ReleaseVersion = "0.0.1-snapshot"
 
 // Operator is the operator binary running as a child process.
 type Operator struct {
@@ -37,7 +38,7 @@ type Operator struct {
 // the release and MetalLB's images at the version the templates follow.
 func OperatorEnv() []string {
 	return []string{
-		manifests.ReleaseVersionEnv + "=" + releaseVersion,
+		manifests.ReleaseVersionEnv + "=" + ReleaseVersion,
 		manifests.ControllerImageEnv + "=quay.io/metallb/controller:" + release.MetalLB,
 		manifests.SpeakerImageEnv + "=quay.io/metallb/speaker:" + release.MetalLB,
 	}
@@ -57,15 +58,16 @@ func portsFree(addrs []string) error {
 }
 
 // startOperator runs `binary start --kubeconfig=kubeconfig` and the flags,
-// every other flag at its default, its output in logFile.
-func startOperator(binary, kubeconfig, logFile string, flags []string) (*Operator, error) {
+// every other flag at its default, with OperatorEnv and environ, its output in
+// logFile.
+func startOperator(binary, kubeconfig, logFile string, flags, environ []string) (*Operator, error) {
 	out, err := os.Create(logFile)
 	if err != nil {
 		return nil, err
 	}
 	defer out.Close()
 	cmd := exec.Command(binary, append([]string{"start", "--kubeconfig=" + kubeconfig}, flags...)...)
-	cmd.Env = append(os.Environ(), OperatorEnv()...)
+	cmd.Env = slices.Concat(os.Environ(), OperatorEnv(), environ) // the last of a name wins
 	cmd.Stdout, cmd.Stderr = out, out
 	// A process group of its own: Ctrl-C reaches this program, which stops the
 	// operator before the control plane; and it dies with this program.

@@ -130,3 +130,6 @@ func None(o Objects) bool { return len(o) == 0 }
 
 // Never holds never: Until then follows changes until its context ends.
 func Never(Objects) bool { return false }
+
+// Get returns the object of a name, nil when it is not present.
+func (w *Watch) Get(name string) *unstructured.Unstructured { return w.objects[name] }

@@ -58,11 +58,12 @@ func settle(t testing.TB, m *moduleEnv) {
 	waitFor(t, "the module to have nothing left to do", 30*time.Second, func(ctx context.Context) (bool, error) {
 		m.r.mu.Lock()
 		defer m.r.mu.Unlock()
-		s, err := m.r.observe(ctx)
+		now := m.r.clock.Now()
+		s, err := m.r.observe(ctx, now)
 		if err != nil {
 			return false, err
 		}
-		p := plan.Make(s, m.r.opts, m.r.clock.Now())
+		p := plan.Make(s, m.r.opts, now)
 		return len(p.Apply) == 0 && len(p.Prune) == 0 && len(p.Statuses) == 0 && p.Tracking == nil && p.Report(nil).MetalLB == nil, nil
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,14 +25,19 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 )
 
-// observe reads the snapshot.
-func (r *Reconciler) observe(ctx context.Context) (*plan.Snapshot, error) {
+// observe reads the snapshot, as the plan of now needs it.
+func (r *Reconciler) observe(ctx context.Context, now time.Time) (*plan.Snapshot, error) {
 	s := &plan.Snapshot{}
 	for _, read := range []func(context.Context, *plan.Snapshot) error{
 		r.readMetalLBs, r.readPlatform, r.readOwned, r.readForeign, r.readWorkloads, r.readMemberlistKeys, r.readConfigs,
-		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readNodePods, r.readClusterOperator,
+		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readClusterOperator,
 	} {
 		if err := read(ctx, s); err != nil {
+			return nil, err
+		}
+	}
+	if plan.MayBeHung(s.Tracking, r.opts, now) {
+		if err := r.readNodePods(ctx, s); err != nil {
 			return nil, err
 		}
 	}
@@ -145,9 +151,6 @@ func (r *Reconciler) readClasses(ctx context.Context, s *plan.Snapshot) error {
 }
 
 func (r *Reconciler) readNodePods(ctx context.Context, s *plan.Snapshot) error {
-	if !s.Tracking.InFlight() {
-		return nil
-	}
 	for _, d := range []struct {
 		selector labels.Set
 		into     *[]corev1.Pod

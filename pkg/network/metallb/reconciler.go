@@ -87,11 +87,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	start := r.clock.Now()
-	s, err := r.observe(ctx)
+	s, err := r.observe(ctx, start)
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("reading the cluster: %w", err)
 	}
-	p := plan.Make(s, r.opts, r.clock.Now())
+	p := plan.Make(s, r.opts, start) // the snapshot's time: what observe read for
 	if p.NodeAddress != nil {
 		// First: Services handed over to MetalLB lose the node addresses while
 		// its controller starts.

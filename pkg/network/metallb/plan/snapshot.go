@@ -53,8 +53,9 @@ type Snapshot struct {
 	// Tracking is the rollout tracking kept on the namespace.
 	Tracking status.Tracking
 	// SpeakerPods and FRRK8sPods are the pods of the speakers' and of
-	// frr-k8s's DaemonSets, read only while a rollout is in flight: only such
-	// a rollout can be found hung.
+	// frr-k8s's DaemonSets, read only when the rollout tracked may be hung
+	// (MayBeHung): reading them on every reconcile of a rollout over
+	// thousands of nodes was most of the operator's CPU.
 	SpeakerPods, FRRK8sPods []corev1.Pod
 	// ClusterOperator is nil where it, or its API, does not exist.
 	ClusterOperator *configv1.ClusterOperator

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,14 +26,23 @@ func (p *Plan) track(s *Snapshot, settings manifests.Settings, want []*unstructu
 	// With no event, look again when the progress held back may be recorded,
 	// or when the rollout would be hung.
 	due := p.tracking.ProgressDue(p.rollouts, p.now, p.opts.ProgressEvery)
-	if stalled := p.tracking.Stalled(p.now); stalled < p.opts.HungAfter {
-		p.RequeueAfter = p.opts.HungAfter - stalled
+	if !MayBeHung(p.tracking, p.opts, p.now) {
+		p.RequeueAfter = p.opts.HungAfter - p.tracking.Stalled(p.now)
 		if due > 0 {
 			p.RequeueAfter = min(p.RequeueAfter, due)
 		}
 		return
 	}
 	p.hung, p.hungNodes, p.hungFRRK8sNodes = true, notReadyNodes(s.SpeakerPods), notReadyNodes(s.FRRK8sPods)
+}
+
+// MayBeHung tells whether the rollout tracked is hung at now: it has made no
+// progress for HungAfter. Only then does the plan read the workloads' pods
+// (Snapshot.SpeakerPods), to name the nodes it waits for; the progress it
+// holds back never moves LastProgress past the tracking read, so a tracking
+// read that is not hung yet gives no hung plan.
+func MayBeHung(t status.Tracking, opts Options, now time.Time) bool {
+	return t.InFlight() && t.Stalled(now) >= opts.HungAfter
 }
 
 // rolloutsOf returns the rollouts of the workloads in want: one that does not
