@@ -73,13 +73,14 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured) 
 // Write writes objs in order: a create-only object is created, and left alone
 // if it exists by then; any other is applied with server-side apply, taking
 // over the fields it sets. existed tells whether an object existed before, for
-// the Changes. Objects of one kind that follow each other do not depend on
-// each other, and are written concurrently. A CustomResourceDefinition is
-// waited for until it is Established and its kind is mapped, so that custom
-// resources that follow can be written.
+// the Changes. Objects that follow each other and need none of each other
+// (waves: of one kind, or such as ConfigMaps, Secrets and roles) are written
+// concurrently, each wave once the one before is written. A
+// CustomResourceDefinition is waited for until it is Established and its
+// kind is mapped, so that custom resources that follow can be written.
 func (a *Applier) Write(ctx context.Context, objs []*unstructured.Unstructured, existed func(*unstructured.Unstructured) bool) ([]Change, error) {
 	var changes []Change
-	for _, run := range runsOfKind(objs) {
+	for _, run := range waves(objs) {
 		done := make([]*Change, len(run))
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(concurrentWrites)

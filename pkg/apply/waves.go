@@ -1,0 +1,81 @@
+package apply
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Kinds whose creation depends on no other object but their namespace, or,
+// for those that follow, on the kinds named.
+var (
+	serviceAccount     = schema.GroupKind{Kind: "ServiceAccount"}
+	configMap          = schema.GroupKind{Kind: "ConfigMap"}
+	secret             = schema.GroupKind{Kind: "Secret"}
+	service            = schema.GroupKind{Kind: "Service"}
+	role               = schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "Role"}
+	clusterRole        = schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}
+	roleBinding        = schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}
+	clusterRoleBinding = schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}
+	deployment         = schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	daemonSet          = schema.GroupKind{Group: "apps", Kind: "DaemonSet"}
+)
+
+// needs names, for the kinds known, what an object of the kind may need to
+// exist when it is written: a binding, the role it grants (the API server
+// checks a binder that may not bind against the role's rules); a workload,
+// what its pods use (without its ServiceAccount the controller's pod
+// creations fail and back off). A kind known and not needing a kind may be
+// written beside objects of it.
+var needs = map[schema.GroupKind][]schema.GroupKind{
+	serviceAccount:     nil,
+	configMap:          nil,
+	secret:             nil,
+	service:            nil,
+	role:               nil,
+	clusterRole:        nil,
+	roleBinding:        {role, clusterRole},
+	clusterRoleBinding: {clusterRole},
+	deployment:         {serviceAccount, configMap, secret},
+	daemonSet:          {serviceAccount, configMap, secret},
+}
+
+// mayNeed tells whether an object of kind later may need an object of kind
+// earlier written before it: objects of one kind never do; a kind not known
+// (a Namespace, a CRD, a webhook configuration...) needs, or is needed by,
+// every other.
+func mayNeed(later, earlier schema.GroupKind) bool {
+	if later == earlier {
+		return false
+	}
+	laterNeeds, laterKnown := needs[later]
+	_, earlierKnown := needs[earlier]
+	if !laterKnown || !earlierKnown {
+		return true
+	}
+	return slices.Contains(laterNeeds, earlier)
+}
+
+// waves cuts objs, in order, into waves whose objects may be written at once:
+// an object joins the current wave unless it may need one already in it.
+func waves(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
+	var out [][]*unstructured.Unstructured
+	for _, o := range objs {
+		kind := o.GroupVersionKind().GroupKind()
+		if len(out) == 0 || needsAny(kind, out[len(out)-1]) {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], o)
+	}
+	return out
+}
+
+func needsAny(kind schema.GroupKind, wave []*unstructured.Unstructured) bool {
+	for _, o := range wave {
+		if mayNeed(kind, o.GroupVersionKind().GroupKind()) {
+			return true
+		}
+	}
+	return false
+}

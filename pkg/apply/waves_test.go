@@ -1,0 +1,61 @@
+package apply
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Objects are written in waves of those that need none of each other: an
+// activation's RBAC, ConfigMaps, Secrets and Services at once, the bindings
+// once their roles are written, the workloads once what their pods use is.
+func TestWaves(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		kinds []string // apiVersion/Kind, in the order given
+		want  string   // the waves, by kind, "|" between waves
+	}{
+		{"nothing", nil, ""},
+		{"one kind, one wave", []string{"v1/Secret", "v1/Secret"}, "Secret Secret"},
+		{"an activation, in the templates' order",
+			[]string{"v1/Namespace", "apiextensions.k8s.io/v1/CustomResourceDefinition", "apiextensions.k8s.io/v1/CustomResourceDefinition",
+				"v1/ServiceAccount", "rbac.authorization.k8s.io/v1/Role", "rbac.authorization.k8s.io/v1/ClusterRole",
+				"rbac.authorization.k8s.io/v1/RoleBinding", "rbac.authorization.k8s.io/v1/ClusterRoleBinding",
+				"v1/ConfigMap", "v1/Secret", "v1/Service", "apps/v1/Deployment", "apps/v1/DaemonSet",
+				"admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration"},
+			"Namespace|CustomResourceDefinition CustomResourceDefinition|ServiceAccount Role ClusterRole|" +
+				"RoleBinding ClusterRoleBinding ConfigMap Secret Service|Deployment DaemonSet|ValidatingWebhookConfiguration"},
+		{"a binding waits for a ClusterRole", []string{"rbac.authorization.k8s.io/v1/ClusterRole", "rbac.authorization.k8s.io/v1/RoleBinding"},
+			"ClusterRole|RoleBinding"},
+		{"a workload waits for its ServiceAccount", []string{"v1/ServiceAccount", "apps/v1/DaemonSet"}, "ServiceAccount|DaemonSet"},
+		{"a workload beside a Service it does not need", []string{"v1/Service", "apps/v1/Deployment"}, "Service Deployment"},
+		{"a kind not known stands alone", []string{"v1/Secret", "example.com/v1/Widget", "v1/Secret"}, "Secret|Widget|Secret"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var objs []*unstructured.Unstructured
+			for _, k := range c.kinds {
+				i := strings.LastIndex(k, "/")
+				o := &unstructured.Unstructured{}
+				o.SetAPIVersion(k[:i])
+				o.SetKind(k[i+1:])
+				objs = append(objs, o)
+			}
+			var got []string
+			for _, w := range waves(objs) {
+				var kinds []string
+				for _, o := range w {
+					kinds = append(kinds, o.GetKind())
+				}
+				got = append(got, strings.Join(kinds, " "))
+			}
+			if g := strings.Join(got, "|"); g != c.want {
+				t.Errorf("waves:\n got %s\nwant %s", g, c.want)
+			}
+			if n := slices.Concat(waves(objs)...); len(n) != len(objs) {
+				t.Errorf("%d objects in the waves, want %d", len(n), len(objs))
+			}
+		})
+	}
+}
