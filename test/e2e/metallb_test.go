@@ -66,6 +66,7 @@ func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallb
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("MetalLB's logs:\n%s", c.Runner.LogTails(30))
+			t.Logf("the processes of containers with more than one:\n%s", c.Runner.Processes())
 			t.Logf("control plane logs:\n%s", c.Env.LogProblems(20))
 		}
 		c.Stop()

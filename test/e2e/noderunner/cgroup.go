@@ -90,3 +90,28 @@ func (g *cgroups) renice(name string, nice int) error {
 	}
 	return nil
 }
+
+// processes lists, for each container with more than one process, the
+// processes in its cgroup: their state (R running, S sleeping, D waiting on
+// I/O, Z gone) and command line. When a story fails it shows what a container
+// was waiting on, such as a reload stuck on a vtysh that never returned.
+func (g *cgroups) processes() string {
+	dirs, _ := os.ReadDir(g.root)
+	var b strings.Builder
+	for _, d := range dirs {
+		data, err := os.ReadFile(filepath.Join(g.root, d.Name(), "cgroup.procs"))
+		pids := strings.Fields(string(data))
+		if err != nil || len(pids) < 2 {
+			continue
+		}
+		fmt.Fprintf(&b, "--- %s ---\n", d.Name())
+		for _, pid := range pids {
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+			stat, _ := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+			_, afterName, _ := strings.Cut(string(stat), ") ")
+			state, _, _ := strings.Cut(afterName, " ")
+			fmt.Fprintf(&b, "%s %s %s\n", pid, state, strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " "))
+		}
+	}
+	return b.String()
+}

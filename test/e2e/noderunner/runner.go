@@ -179,6 +179,10 @@ func (r *Runner) LogTails(lines int) string {
 	return b.String()
 }
 
+// Processes lists the processes of each container that has more than one,
+// with their state and command line.
+func (r *Runner) Processes() string { return r.cgroups.processes() }
+
 func (r *Runner) podChanged(obj any) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok || pod.Spec.NodeName == "" || r.opts.Network.Node(pod.Spec.NodeName) == nil {
