@@ -73,9 +73,10 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured) 
 // Write writes objs in order: a create-only object is created, and left alone
 // if it exists by then; any other is applied with server-side apply, taking
 // over the fields it sets. existed tells whether an object existed before, for
-// the Changes. Objects that follow each other and need none of each other
-// (waves: of one kind, or such as ConfigMaps, Secrets and roles) are written
-// concurrently, each wave once the one before is written. A
+// the Changes. Objects are written in waves, concurrently within one, each
+// once the objects before it that it may need are written (waves: roles
+// before their bindings, a workload after its ServiceAccount, ConfigMaps and
+// Secrets, a kind not known after all before it). A
 // CustomResourceDefinition is waited for until it is Established and its
 // kind is mapped, so that custom resources that follow can be written.
 func (a *Applier) Write(ctx context.Context, objs []*unstructured.Unstructured, existed func(*unstructured.Unstructured) bool) ([]Change, error) {

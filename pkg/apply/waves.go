@@ -57,25 +57,25 @@ func mayNeed(later, earlier schema.GroupKind) bool {
 	return slices.Contains(laterNeeds, earlier)
 }
 
-// waves cuts objs, in order, into waves whose objects may be written at once:
-// an object joins the current wave unless it may need one already in it.
+// waves orders objs into waves whose objects may be written at once: each
+// object goes in the first wave after those of the earlier objects it may
+// need. An object of a kind not known so comes after every earlier one of
+// another kind, and every later one after it. Within a wave, objs' order is
+// kept.
 func waves(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
 	var out [][]*unstructured.Unstructured
-	for _, o := range objs {
+	level := make([]int, len(objs))
+	for i, o := range objs {
 		kind := o.GroupVersionKind().GroupKind()
-		if len(out) == 0 || needsAny(kind, out[len(out)-1]) {
+		for j := range i {
+			if mayNeed(kind, objs[j].GroupVersionKind().GroupKind()) {
+				level[i] = max(level[i], level[j]+1)
+			}
+		}
+		for len(out) <= level[i] {
 			out = append(out, nil)
 		}
-		out[len(out)-1] = append(out[len(out)-1], o)
+		out[level[i]] = append(out[level[i]], o)
 	}
 	return out
-}
-
-func needsAny(kind schema.GroupKind, wave []*unstructured.Unstructured) bool {
-	for _, o := range wave {
-		if mayNeed(kind, o.GroupVersionKind().GroupKind()) {
-			return true
-		}
-	}
-	return false
 }

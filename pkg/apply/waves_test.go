@@ -9,8 +9,8 @@ import (
 )
 
 // Objects are written in waves of those that need none of each other: an
-// activation's RBAC, ConfigMaps, Secrets and Services at once, the bindings
-// once their roles are written, the workloads once what their pods use is.
+// activation's ServiceAccounts, roles, ConfigMaps, Secrets and Services at
+// once, then the bindings and the workloads, which need them.
 func TestWaves(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -25,8 +25,12 @@ func TestWaves(t *testing.T) {
 				"rbac.authorization.k8s.io/v1/RoleBinding", "rbac.authorization.k8s.io/v1/ClusterRoleBinding",
 				"v1/ConfigMap", "v1/Secret", "v1/Service", "apps/v1/Deployment", "apps/v1/DaemonSet",
 				"admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration"},
-			"Namespace|CustomResourceDefinition CustomResourceDefinition|ServiceAccount Role ClusterRole|" +
-				"RoleBinding ClusterRoleBinding ConfigMap Secret Service|Deployment DaemonSet|ValidatingWebhookConfiguration"},
+			"Namespace|CustomResourceDefinition CustomResourceDefinition|ServiceAccount Role ClusterRole ConfigMap Secret Service|" +
+				"RoleBinding ClusterRoleBinding Deployment DaemonSet|ValidatingWebhookConfiguration"},
+		{"frr-k8s's RBAC, then MetalLB's: each binding after its role only",
+			[]string{"rbac.authorization.k8s.io/v1/Role", "rbac.authorization.k8s.io/v1/RoleBinding",
+				"rbac.authorization.k8s.io/v1/Role", "rbac.authorization.k8s.io/v1/RoleBinding"},
+			"Role Role|RoleBinding RoleBinding"},
 		{"a binding waits for a ClusterRole", []string{"rbac.authorization.k8s.io/v1/ClusterRole", "rbac.authorization.k8s.io/v1/RoleBinding"},
 			"ClusterRole|RoleBinding"},
 		{"a workload waits for its ServiceAccount", []string{"v1/ServiceAccount", "apps/v1/DaemonSet"}, "ServiceAccount|DaemonSet"},

@@ -55,7 +55,12 @@ func (w *ClusterOperator) Write(ctx context.Context, co *configv1.ClusterOperato
 	if equality.Semantic.DeepEqual(&co.Status, next) {
 		return true, nil
 	}
-	co = co.DeepCopy() // it may be the cache's
-	co.Status = *next
-	return true, w.Client.Status().Update(ctx, co)
+	// A merge patch of the status, not an update: co may come from a cache
+	// not yet holding the operator's own last write, which an update's
+	// resourceVersion would have refused (409), and written again after a
+	// backoff; the status is the operator's alone.
+	patch := client.MergeFrom(co)
+	updated := co.DeepCopy() // co may be the cache's
+	updated.Status = *next
+	return true, w.Client.Status().Patch(ctx, updated, patch)
 }
