@@ -51,7 +51,9 @@ func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallb
 	}
 	testenv.StopOnInterrupt()
 	start := time.Now()
-	c, err := cluster.Start(t.Context(), cluster.Options{
+	// Not t.Context(): it ends before the cleanups run, and with it the
+	// containers whose processes a failed story lists.
+	c, err := cluster.Start(context.WithoutCancel(t.Context()), cluster.Options{
 		ControlPlane: func(o *testenv.Options) {
 			for _, change := range options {
 				change(o)

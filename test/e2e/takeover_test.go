@@ -247,6 +247,34 @@ func helm(t *testing.T, env *testenv.Env, args ...string) string {
 }
 
 // helmErr runs Helm with its settings and caches in a folder of their own.
+// waitWholeListsServed waits until the API server serves a list of all the
+// objects of each CRD of a group (and its subgroups): the request of the CRD
+// finalizer that deletes them. Until a new CRD's watch cache has filled, such
+// a list is refused (429, "storage is (re)initializing"), and the finalizer
+// retries with a backoff that doubles from 5 ms: a CRD deleted in its first
+// seconds was seen to outlive a minute on a loaded machine.
+func waitWholeListsServed(t *testing.T, env *testenv.Env, group string) {
+	t.Helper()
+	var out string
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		paths := kubectl(t, env, "get", "crd", "-o",
+			`jsonpath={range .items[*]}/apis/{.spec.group}/{.spec.versions[?(@.storage==true)].name}/{.spec.names.plural}{"\n"}{end}`)
+		for _, path := range strings.Fields(paths) {
+			if !strings.HasSuffix(strings.Split(path, "/")[2], group) {
+				continue
+			}
+			var err error
+			if out, err = kubectlErr(env, "get", "--raw", path); err != nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("the lists of %s's objects are not served: %s", group, out)
+	}
+}
+
 func helmErr(env *testenv.Env, args ...string) (string, error) {
 	home := filepath.Join(env.Dir, "helm")
 	return toolErr(env, "helm", []string{"HELM_CONFIG_HOME=" + home, "HELM_CACHE_HOME=" + home, "HELM_DATA_HOME=" + home}, args...)
@@ -266,7 +294,7 @@ func TestHelmUninstallDeletesMetalLBsCRDs(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
 	createNamespaces(t, env, "metallb-system")
 	helmInstall(t, env)
-	kubectl(t, env, "get", "crd", "ipaddresspools.metallb.io")
+	waitWholeListsServed(t, env, "metallb.io")
 	helm(t, env, "uninstall", "metallb", "-n", "metallb-system")
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		out, _ := kubectlErr(env, "get", "crd", "-o", "name")

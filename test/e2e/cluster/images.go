@@ -60,8 +60,18 @@ func runnerImages() (map[string]noderunner.Image, error) {
 // frrK8sImages are frr-k8s's image, its programs as its Dockerfile places them
 // with the node's shell to copy them, and FRR's, Debian's frr package: the
 // image starts FRR's daemons with tini and its docker-start script, which the
-// package lacks; Debian's frrinit.sh starts them instead, and stops them on
-// SIGTERM, so that bgpd closes its sessions as a pod's FRR does when deleted.
+// package lacks; Debian's scripts start them instead, and frrinit.sh stops
+// them on SIGTERM, so that bgpd closes its sessions as a pod's FRR does when
+// deleted.
+//
+// The daemons are started before watchfrr (one that fails to, watchfrr starts
+// as before), which then finds them up and forks no job to start them. FRR's
+// watchfrr (8.4 here, and still in 10.x) reaps one child each time it handles
+// SIGCHLD, and signals that arrive together are handled once: when a start job
+// ended with the `vtysh -w` that a `write` asks watchfrr for, that write's end
+// could be missed and the `write` never answered. frr-reload.py ends each
+// reload with a `write`, and a reloader stuck there holds every later reload
+// behind its lock (docs/benchmarks.md, "Feedback", run 23).
 func frrK8sImages() (map[string]noderunner.Image, error) {
 	files, err := testBinaries(map[string]string{"/frr-k8s": "frr-k8s", "/statuscleaner": "frr-k8s-statuscleaner",
 		"/frr-metrics": "frr-metrics", "/frr-status": "frr-status", "/frr-reloader.sh": "frr-reloader.sh"})
@@ -72,7 +82,8 @@ func frrK8sImages() (map[string]noderunner.Image, error) {
 		"frr-k8s": {Files: files, System: true},
 		"frr": {System: true, Commands: map[string][]string{
 			"/bin/sh -c /sbin/tini -- /usr/lib/frr/docker-start": {"/bin/sh", "-c",
-				"/usr/lib/frr/frrinit.sh start || exit 1; trap '/usr/lib/frr/frrinit.sh stop; exit 0' TERM; sleep infinity & wait $!"},
+				"/usr/lib/frr/watchfrr.sh start all; /usr/lib/frr/frrinit.sh start || exit 1; " +
+					"trap '/usr/lib/frr/frrinit.sh stop; exit 0' TERM; sleep infinity & wait $!"},
 		}},
 	}, nil
 }

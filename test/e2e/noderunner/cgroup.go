@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,8 +94,10 @@ func (g *cgroups) renice(name string, nice int) error {
 
 // processes lists, for each container with more than one process, the
 // processes in its cgroup: their state (R running, S sleeping, D waiting on
-// I/O, Z gone) and command line. When a story fails it shows what a container
-// was waiting on, such as a reload stuck on a vtysh that never returned.
+// I/O), the kernel function a sleeping one waits in, and command line; and
+// their children that have exited and not been reaped (Z, which their cgroup
+// no longer lists). When a story fails it shows what a container was waiting
+// on, such as a reload stuck on a vtysh that never returned.
 func (g *cgroups) processes() string {
 	dirs, _ := os.ReadDir(g.root)
 	var b strings.Builder
@@ -106,12 +109,30 @@ func (g *cgroups) processes() string {
 		}
 		fmt.Fprintf(&b, "--- %s ---\n", d.Name())
 		for _, pid := range pids {
-			cmdline, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
-			stat, _ := os.ReadFile(filepath.Join("/proc", pid, "stat"))
-			_, afterName, _ := strings.Cut(string(stat), ") ")
-			state, _, _ := strings.Cut(afterName, " ")
-			fmt.Fprintf(&b, "%s %s %s\n", pid, state, strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " "))
+			b.WriteString(describeProcess(pid))
+			children, _ := os.ReadFile(filepath.Join("/proc", pid, "task", pid, "children"))
+			for _, child := range strings.Fields(string(children)) {
+				if !slices.Contains(pids, child) {
+					fmt.Fprintf(&b, "  child of %s: %s", pid, describeProcess(child))
+				}
+			}
 		}
 	}
 	return b.String()
+}
+
+// describeProcess is a line of the listing: pid, state, wait channel and
+// command line (a zombie's name, which has none).
+func describeProcess(pid string) string {
+	stat, _ := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	name, afterName, _ := strings.Cut(string(stat), ") ")
+	_, name, _ = strings.Cut(name, " (")
+	state, _, _ := strings.Cut(afterName, " ")
+	wchan, _ := os.ReadFile(filepath.Join("/proc", pid, "wchan"))
+	cmdline, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+	command := strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " ")
+	if command == "" {
+		command = "[" + name + "]"
+	}
+	return fmt.Sprintf("%s %s %s %s\n", pid, state, wchan, command)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,7 +14,8 @@ import (
 )
 
 // A container with a process waiting on a child is listed with both, their
-// state and command lines; a container of one process is not.
+// state, where they wait and command lines, and so is a child that has exited
+// and not been reaped; a container of one process is not.
 func TestProcessesOfContainers(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: cgroups are made as root (CI runs as root)")
@@ -43,13 +45,16 @@ func TestProcessesOfContainers(t *testing.T) {
 	}
 	start("pod_waiting", "sh", "-c", "sleep 3600 & wait")
 	start("pod_alone", "sleep", "3601")
+	// sleep 3602 never reaps its child.
+	start("pod_zombie", "sh", "-c", "(sleep 0 & exec sleep 3602) & wait")
 	var got string
 	listed := func(context.Context) (bool, error) {
 		got = g.processes()
-		return strings.Contains(got, " S sh -c sleep 3600 & wait\n") && strings.Contains(got, " S sleep 3600\n"), nil
+		return asleep("sh -c sleep 3600 & wait").MatchString(got) && asleep("sleep 3600").MatchString(got) &&
+			zombie.MatchString(got), nil
 	}
 	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, listed); err != nil {
-		t.Fatalf("the waiting container's shell and its child, asleep, are not listed: %v\n%s", err, got)
+		t.Fatalf("the waiting container's shell and its child, asleep, and the unreaped child are not listed: %v\n%s", err, got)
 	}
 	if !strings.HasPrefix(got, "--- pod_waiting ---\n") {
 		t.Errorf("the waiting container is not named:\n%s", got)
@@ -58,3 +63,12 @@ func TestProcessesOfContainers(t *testing.T) {
 		t.Errorf("a container of one process is listed:\n%s", got)
 	}
 }
+
+// asleep matches the line of a sleeping process, which names the kernel
+// function it waits in.
+func asleep(cmdline string) *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^[0-9]+ S [a-z_.0-9]+ ` + regexp.QuoteMeta(cmdline) + `$`)
+}
+
+// zombie matches the line of an exited child of sleep 3602, which names it.
+var zombie = regexp.MustCompile(`(?m)^  child of [0-9]+: [0-9]+ Z [a-z_.0-9]+ \[sleep\]$`)
