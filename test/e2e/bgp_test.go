@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
 	"github.com/bmlb/cluster-network-operator/test/e2e/world"
@@ -31,10 +32,10 @@ type bgpCluster struct {
 }
 
 // newBGPCluster starts the cluster and the router, with BFD if asked; it
-// skips as newMetallbCluster does.
-func newBGPCluster(t *testing.T, bfd bool) *bgpCluster {
+// skips as newMetallbCluster does, which options are passed to.
+func newBGPCluster(t *testing.T, bfd bool, options ...func(*testenv.Options)) *bgpCluster {
 	t.Helper()
-	c := &bgpCluster{metallbCluster: newMetallbCluster(t)}
+	c := &bgpCluster{metallbCluster: newMetallbCluster(t, options...)}
 	var err error
 	if c.router, err = c.Net.StartRouter(noderunner.RouterConfig{ASN: routerASN, PeerASN: nodesASN, BFD: bfd}); err != nil {
 		t.Fatal(err)

@@ -134,6 +134,13 @@ type runningOperator struct {
 // environment variables ("RELEASE_VERSION=4.22.0").
 func startOperator(t *testing.T, env *testenv.Env, environ []string, args ...string) *runningOperator {
 	t.Helper()
+	return startOperatorAs(t, env.Kubeconfig, environ, args...)
+}
+
+// startOperatorAs runs the operator with a kubeconfig: one of its own, of a
+// user whose requests the audit log tells apart (testenv.Env.UserKubeconfig).
+func startOperatorAs(t *testing.T, kubeconfig string, environ []string, args ...string) *runningOperator {
+	t.Helper()
 	health, metrics := freeAddr(t), freeAddr(t)
 	logFile := filepath.Join(t.TempDir(), "operator.log")
 	out, err := os.Create(logFile)
@@ -142,7 +149,7 @@ func startOperator(t *testing.T, env *testenv.Env, environ []string, args ...str
 	}
 	defer out.Close()
 	cmd := exec.Command(operatorBinary, "start",
-		"--kubeconfig="+env.Kubeconfig,
+		"--kubeconfig="+kubeconfig,
 		"--operator-namespace="+operatorNamespace,
 		"--health-probe-bind-address="+health,
 		"--metrics-bind-address="+metrics)
