@@ -142,7 +142,7 @@ func TestAPIRequestBudgets(t *testing.T) {
 		op.waitReady(t)
 		activation := window{from: time.Now()}
 		c.configureBudget(t, backend)
-		c.waitAnnounced(t)
+		c.waitAnnounced(t, backend)
 		activation.to = time.Now()
 		idle := window{from: c.waitQuiet(t, users)}
 		select {
@@ -157,7 +157,7 @@ func TestAPIRequestBudgets(t *testing.T) {
 		op.waitReady(t)
 		c.waitMetallb(t, release.MetalLB+"-1", 5*time.Minute)
 		c.waitDaemonSetsAvailable(t)
-		c.waitAnnounced(t)
+		c.waitAnnounced(t, backend)
 		upgrade.to = time.Now()
 		c.assertBudgets(t, backend, activation, idle, upgrade)
 	})
@@ -223,11 +223,16 @@ func (c *bgpCluster) createBudgetServices(t *testing.T) {
 }
 
 // waitAnnounced waits until every Service has an address, MetalLB's speakers
-// run on every node, and the router has a path through each node to every
-// address of the BGP pool's Services.
-func (c *bgpCluster) waitAnnounced(t *testing.T) {
+// run on every node, the router has a path through each node to every address
+// of the BGP pool's Services, and with frr-k8s until it reports each node's
+// session established: what it writes once sessions are up is the
+// activation's, not the settled cluster's.
+func (c *bgpCluster) waitAnnounced(t *testing.T, backend string) {
 	t.Helper()
 	c.waitMetallbRunning(t)
+	if backend == "frr-k8s" {
+		defer c.waitSessionStates(t)
+	}
 	var missing []string
 	err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		services, err := c.Client.CoreV1().Services("default").List(ctx, metav1.ListOptions{})
@@ -248,6 +253,25 @@ func (c *bgpCluster) waitAnnounced(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("not announced within 3 minutes: %v", missing)
+	}
+}
+
+// waitSessionStates waits until frr-k8s's BGPSessionStates say that each
+// node's session is established.
+func (c *bgpCluster) waitSessionStates(t *testing.T) {
+	t.Helper()
+	want := strings.Join(c.nodeNames(), "=Established ") + "=Established"
+	var got string
+	err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		out, err := kubectlErr(c.Env, "get", "bgpsessionstates.frrk8s.metallb.io", "-A", "-o",
+			`jsonpath={range .items[*]}{.status.node}={.status.bgpStatus}{"\n"}{end}`)
+		states := strings.Fields(out)
+		slices.Sort(states)
+		got = strings.Join(slices.Compact(states), " ")
+		return err == nil && got == want, nil
+	})
+	if err != nil {
+		t.Fatalf("frr-k8s's BGPSessionStates say %q, want %q", got, want)
 	}
 }
 
