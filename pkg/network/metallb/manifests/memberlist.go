@@ -90,6 +90,12 @@ func memberlistFile(profile v1beta1.FailureDetectionProfile) (file, digest strin
 	if err != nil {
 		panic(err) // a struct of numbers, flags and strings always marshals
 	}
-	sum := sha256.Sum256(b)
-	return string(b), hex.EncodeToString(sum[:8])
+	return string(b), MemberlistDigest(string(b))
+}
+
+// MemberlistDigest is the digest of the speakers' config.json that their pod
+// template carries (MemberlistConfigAnnotation).
+func MemberlistDigest(file string) string {
+	sum := sha256.Sum256([]byte(file))
+	return hex.EncodeToString(sum[:8])
 }
