@@ -13,7 +13,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -156,7 +155,6 @@ func TestAPIRequestBudgets(t *testing.T) {
 		op = startOperatorAs(t, kubeconfig, cluster.Release("4.22.1", release.MetalLB+"-1"))
 		op.waitReady(t)
 		c.waitMetallb(t, release.MetalLB+"-1", 5*time.Minute)
-		c.waitDaemonSetsAvailable(t)
 		c.waitAnnounced(t, backend)
 		upgrade.to = time.Now()
 		c.assertBudgets(t, backend, activation, idle, upgrade)
@@ -198,13 +196,7 @@ spec: {myASN: 64500, peerASN: 64501, peerAddress: 192.0.2.3}
 func (c *bgpCluster) createBudgetServices(t *testing.T) {
 	t.Helper()
 	ctx := t.Context()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", Labels: map[string]string{"app": "web"}},
-		Spec:       corev1.PodSpec{NodeName: c.Nodes[0].Name, Containers: []corev1.Container{{Name: "web", Image: "registry.example.com/web:1"}}},
-	}
-	if _, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	c.createWebPod(t)
 	for i := range budgetServices {
 		pool := "budget-l2"
 		if i >= budgetServices/2 {

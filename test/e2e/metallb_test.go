@@ -200,14 +200,7 @@ func (c *metallbCluster) exposeService(t *testing.T) net.IP {
 func (c *metallbCluster) expose(t *testing.T, name string, families ...corev1.IPFamily) []net.IP {
 	t.Helper()
 	ctx := t.Context()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", Labels: map[string]string{"app": "web"}},
-		Spec: corev1.PodSpec{NodeName: c.Nodes[0].Name, Containers: []corev1.Container{{Name: "web", Image: "registry.example.com/web:1",
-			Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}}},
-	}
-	if _, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	c.createWebPod(t)
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "web"},
@@ -235,6 +228,20 @@ func (c *metallbCluster) expose(t *testing.T, name string, families ...corev1.IP
 		t.Fatalf("Service %s got no address of each family %v from MetalLB within 60s", name, families)
 	}
 	return ips
+}
+
+// createWebPod creates, unless it exists, the pod on the first node (kwok
+// runs it) that the stories' Services select (app: web).
+func (c *metallbCluster) createWebPod(t *testing.T) {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{NodeName: c.Nodes[0].Name, Containers: []corev1.Container{{Name: "web", Image: "registry.example.com/web:1",
+			Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}}},
+	}
+	if _, err := c.Client.CoreV1().Pods("default").Create(t.Context(), pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 }
 
 // answerer waits until the address is answered (ARP, or NDP for IPv6) and returns the node
