@@ -94,7 +94,7 @@ func (c *metallbCluster) waitOwned(t *testing.T, objects ...string) {
 	t.Helper()
 	var out string
 	for _, o := range objects {
-		err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, time.Minute, true, func(context.Context) (bool, error) {
 			out, _ = kubectlErr(c.Env, "get", o, "-n", metallbNamespace, "-o", "jsonpath={.metadata.labels.app\\.kubernetes\\.io/managed-by}")
 			return out == "cluster-network-operator", nil
 		})
@@ -190,9 +190,8 @@ func (c *metallbCluster) watchClusterOperatorVersion(t *testing.T, version strin
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
 	go func() {
-		_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
-			out, _ := kubectlErr(c.Env, "get", "clusteroperator", "metallb", "-o", `jsonpath={.status.versions[?(@.name=="operator")].version}`)
-			if out != version {
+		_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			if clusterOperatorVersion(ctx, dynamicClient(t, c.Env)) != version {
 				return false, nil
 			}
 			mu.Lock()
@@ -235,7 +234,7 @@ func (c *metallbCluster) assertBadPoolRefused(t *testing.T) {
 	bad := writeTemp(t, "apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata:\n  name: bad\n  namespace: metallb-system\nspec:\n  addresses:\n  - 192.0.2.200-192.0.2.150\n")
 	var out string
 	var err error
-	_ = wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	_ = wait.PollUntilContextTimeout(t.Context(), kubectlPoll, 30*time.Second, true, func(context.Context) (bool, error) {
 		out, err = kubectlErr(c.Env, "apply", "-f", bad)
 		return !strings.Contains(out, "failed calling webhook"), nil
 	})

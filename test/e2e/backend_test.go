@@ -22,7 +22,7 @@ func (c *bgpCluster) waitFRRConfigured(t *testing.T) {
 	t.Helper()
 	want := "neighbor 192.0.2.3 remote-as 64501"
 	var states string
-	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, 3*time.Minute, true, func(context.Context) (bool, error) {
 		out, err := kubectlErr(c.Env, "get", "frrnodestates", "-o", "json")
 		if err != nil {
 			return false, nil

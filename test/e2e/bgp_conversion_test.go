@@ -113,7 +113,7 @@ func TestBGPPeerConversionWithoutWebhooks(t *testing.T) {
 func waitConversion(t *testing.T, c *metallbCluster, strategy string) {
 	t.Helper()
 	var got string
-	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, time.Minute, true, func(context.Context) (bool, error) {
 		got, _ = kubectlErr(c.Env, "get", "crd", "bgppeers.metallb.io", "-o",
 			`jsonpath={.spec.conversion.strategy} {.spec.conversion.webhook.clientConfig.caBundle}`)
 		s, ca, _ := strings.Cut(got, " ")

@@ -131,7 +131,7 @@ func (c *bgpCluster) waitServiceBGPStatus(t *testing.T, nodes ...string) {
 		want = append(want, n+" default/web [router]")
 	}
 	var got []string
-	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, time.Minute, true, func(context.Context) (bool, error) {
 		out, _ := kubectlErr(c.Env, "get", "servicebgpstatuses", "-n", metallbNamespace, "-o",
 			`jsonpath={range .items[*]}{.status.node} {.status.serviceNamespace}/{.status.serviceName} {.status.peers}{"\n"}{end}`)
 		got = nil
@@ -332,7 +332,7 @@ spec:
 func (c *metallbCluster) waitMetalLBMessage(t *testing.T, typ, status string, want ...string) {
 	t.Helper()
 	var got string
-	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, time.Minute, true, func(context.Context) (bool, error) {
 		condition := `{.status.conditions[?(@.type=="` + typ + `")]`
 		got, _ = kubectlErr(c.Env, "get", "metallb", "metallb", "-n", metallbNamespace, "-o", "jsonpath="+condition+".status} "+condition+".message}")
 		if !strings.HasPrefix(got, status+" ") {

@@ -254,7 +254,7 @@ func (c *bgpCluster) waitSessionStates(t *testing.T) {
 	t.Helper()
 	want := strings.Join(c.nodeNames(), "=Established ") + "=Established"
 	var got string
-	err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, 2*time.Minute, true, func(context.Context) (bool, error) {
 		out, err := kubectlErr(c.Env, "get", "bgpsessionstates.frrk8s.metallb.io", "-A", "-o",
 			`jsonpath={range .items[*]}{.status.node}={.status.bgpStatus}{"\n"}{end}`)
 		states := strings.Fields(out)

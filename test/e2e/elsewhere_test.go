@@ -77,7 +77,7 @@ func TestStandsDownBesideAnotherMetalLBOperator(t *testing.T) {
 func waitClusterOperatorCondition(t *testing.T, env *testenv.Env, typ, want string) string {
 	t.Helper()
 	var got, message string
-	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, time.Minute, true, func(context.Context) (bool, error) {
 		condition := `{.status.conditions[?(@.type=="` + typ + `")]`
 		out, _ := kubectlErr(env, "get", "clusteroperator", "metallb", "-o", "jsonpath="+condition+".status} "+condition+".reason}\n"+condition+".message}")
 		got, message, _ = strings.Cut(out, "\n")

@@ -147,12 +147,10 @@ func serviceAccountKubeconfig(t *testing.T, env *testenv.Env) string {
 
 func (c *metallbCluster) waitClusterOperatorVersion(t *testing.T, version string) {
 	t.Helper()
-	var out string
-	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		out, _ = kubectlErr(c.Env, "get", "clusteroperator", "metallb", "--no-headers")
-		return strings.HasPrefix(strings.Join(strings.Fields(out), " "), "metallb "+version+" True False False"), nil
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		return clusterOperatorSettled(ctx, dynamicClient(t, c.Env), version), nil
 	})
 	if err != nil {
-		t.Fatalf("the ClusterOperator never showed %s True False False: %s", version, out)
+		t.Fatalf("the ClusterOperator never showed %s True False False:\n%s", version, kubectl(t, c.Env, "get", "clusteroperator", "metallb"))
 	}
 }

@@ -139,19 +139,6 @@ func (c *metallbCluster) applyOnceServed(t *testing.T, file string) {
 	applyOnceServed(t, c.Env, file)
 }
 
-func applyOnceServed(t *testing.T, env *testenv.Env, file string) {
-	t.Helper()
-	var out string
-	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		var err error
-		out, err = kubectlErr(env, "apply", "-f", file)
-		return err == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("kubectl apply -f %s: %s", file, out)
-	}
-}
-
 // waitMetallb waits until the controller and a speaker on every node run the
 // image tag, ready by their own readiness endpoints.
 func (c *metallbCluster) waitMetallb(t *testing.T, tag string, timeout time.Duration) {

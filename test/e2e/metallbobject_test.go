@@ -24,7 +24,7 @@ func TestTuningWithKubectl(t *testing.T) {
 
 	kubectl(t, env, "apply", "-f", "../../pkg/network/metallb/manifests/testdata/scenarios/log-level-debug.yaml")
 	var table string
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, 30*time.Second, true, func(context.Context) (bool, error) {
 		table = kubectl(t, env, "get", "metallb", "-n", "metallb-system")
 		return strings.Contains(table, "False"), nil
 	})

@@ -39,11 +39,9 @@ metadata:
 spec:
   logLevel: debug
 `)
+	applyOnceServed(t, env, file) // once the operator installed the CRD
 	var co string
-	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		if _, err := kubectlErr(env, "apply", "-f", file); err != nil {
-			return false, nil // until the operator installed the CRD
-		}
+	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, 60*time.Second, true, func(context.Context) (bool, error) {
 		co, _ = kubectlErr(env, "get", "clusteroperator", "metallb", "--no-headers")
 		mlb, _ := kubectlErr(env, "get", "metallb", "-n", "metallb-system", "--no-headers")
 		return strings.HasPrefix(strings.Join(strings.Fields(co), " "), "metallb 4.22.0 True False False") &&
@@ -74,7 +72,7 @@ func assertDescribed(t *testing.T, env *testenv.Env, patterns ...string) {
 	t.Helper()
 	var describe string
 	var missing []string
-	_ = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+	_ = wait.PollUntilContextTimeout(t.Context(), kubectlPoll, 10*time.Second, true, func(context.Context) (bool, error) {
 		describe = kubectl(t, env, "describe", "metallb", "-n", "metallb-system", "metallb")
 		missing = slices.DeleteFunc(slices.Clone(patterns), func(p string) bool { return regexp.MustCompile(p).MatchString(describe) })
 		return len(missing) == 0, nil

@@ -167,7 +167,7 @@ func assertWroteOnlyStatus(t *testing.T, env *testenv.Env, since time.Time) {
 func waitEventNotes(t *testing.T, env *testenv.Env, reason string) []string {
 	t.Helper()
 	var out string
-	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, time.Minute, true, func(context.Context) (bool, error) {
 		out, _ = kubectlErr(env, "get", "events.events.k8s.io", "-A", "--field-selector=reason="+reason, "-o", `jsonpath={range .items[*]}{.note}{"\n"}{end}`)
 		return strings.TrimSpace(out) != "", nil
 	})
@@ -256,7 +256,7 @@ func helm(t *testing.T, env *testenv.Env, args ...string) string {
 func waitWholeListsServed(t *testing.T, env *testenv.Env, group string) {
 	t.Helper()
 	var out string
-	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, time.Minute, true, func(context.Context) (bool, error) {
 		paths := kubectl(t, env, "get", "crd", "-o",
 			`jsonpath={range .items[*]}/apis/{.spec.group}/{.spec.versions[?(@.storage==true)].name}/{.spec.names.plural}{"\n"}{end}`)
 		for _, path := range strings.Fields(paths) {
@@ -296,7 +296,7 @@ func TestHelmUninstallDeletesMetalLBsCRDs(t *testing.T) {
 	helmInstall(t, env)
 	waitWholeListsServed(t, env, "metallb.io")
 	helm(t, env, "uninstall", "metallb", "-n", "metallb-system")
-	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, time.Minute, true, func(context.Context) (bool, error) {
 		out, _ := kubectlErr(env, "get", "crd", "-o", "name")
 		return !strings.Contains(out, "metallb.io"), nil
 	})
