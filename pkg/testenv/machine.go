@@ -40,21 +40,48 @@ func takeStartSlot(ctx context.Context) (release func(), err error) {
 			return keepOnly(files, i), nil
 		}
 	}
-	// Every slot is taken: wait on one (the lock is released at close,
-	// which also ends a wait abandoned when ctx ends).
-	i := rand.IntN(startSlots)
-	got := make(chan error, 1)
-	go func() { got <- unix.Flock(int(files[i].Fd()), unix.LOCK_EX) }()
-	select {
-	case err := <-got:
-		if err != nil {
-			closeAll(files)
-			return nil, fmt.Errorf("waiting for a slot to start a control plane: %w", err)
+	return waitForSlot(ctx, files)
+}
+
+// slotWait is how a wait on one start slot ended.
+type slotWait struct {
+	slot int
+	err  error
+}
+
+// waitForSlot waits on every slot at once and keeps the first that comes: a
+// wait on one slot chosen at random could sit behind two starts while the
+// other slot freed (a story's control plane waited 49 s so, beside three).
+// A file is closed only once its wait has ended, which lets that slot go
+// again if it came late (or after ctx ended).
+func waitForSlot(ctx context.Context, files []*os.File) (release func(), err error) {
+	waits := make(chan slotWait, len(files))
+	for i, f := range files {
+		go func() { waits <- slotWait{i, unix.Flock(int(f.Fd()), unix.LOCK_EX)} }()
+	}
+	for pending := len(files); ; {
+		select {
+		case w := <-waits:
+			pending--
+			if w.err == nil {
+				go closeAsTheyEnd(files, waits, pending)
+				return func() { files[w.slot].Close() }, nil
+			}
+			files[w.slot].Close()
+			if pending == 0 {
+				return nil, fmt.Errorf("waiting for a slot to start a control plane: %w", w.err)
+			}
+		case <-ctx.Done():
+			go closeAsTheyEnd(files, waits, pending)
+			return nil, ctx.Err()
 		}
-		return keepOnly(files, i), nil
-	case <-ctx.Done():
-		closeAll(files)
-		return nil, ctx.Err()
+	}
+}
+
+// closeAsTheyEnd closes the file of each of the pending waits once it ends.
+func closeAsTheyEnd(files []*os.File, waits <-chan slotWait, pending int) {
+	for range pending {
+		files[(<-waits).slot].Close()
 	}
 }
 

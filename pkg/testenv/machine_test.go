@@ -3,12 +3,17 @@ package testenv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Ports reserved are distinct, below the ephemeral range, free to listen on,
@@ -77,5 +82,70 @@ func TestStartsWaitForASlot(t *testing.T) {
 	}
 	if err := <-got; err != nil {
 		t.Fatalf("a waiting start did not get a slot once they were free: %v", err)
+	}
+}
+
+func TestAWaitingStartTakesWhicheverSlotFrees(t *testing.T) {
+	for freed := range startSlots {
+		t.Run(fmt.Sprint("slot ", freed), func(t *testing.T) {
+			t.Setenv("TMPDIR", t.TempDir())
+			var releases []func()
+			for range startSlots {
+				release, err := takeStartSlot(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				releases = append(releases, release)
+			}
+			defer func() {
+				for _, release := range releases {
+					release()
+				}
+			}()
+			got := make(chan error, 1)
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			go func() {
+				release, err := takeStartSlot(ctx)
+				if err == nil {
+					release()
+				}
+				got <- err
+			}()
+			waitUntilAStartWaits(t)
+			releases[freed]()
+			releases[freed] = func() {}
+			if err := <-got; err != nil {
+				t.Fatalf("a waiting start did not take slot %d once it alone was free: %v", freed, err)
+			}
+		})
+	}
+}
+
+// waitUntilAStartWaits waits until /proc/locks shows a start blocked on a
+// slot of this test's TMPDIR.
+func waitUntilAStartWaits(t *testing.T) {
+	t.Helper()
+	inodes := map[string]bool{}
+	for i := range startSlots {
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Join(os.TempDir(), fmt.Sprintf("%sstart-%d.lock", dirPrefix, i)), &st); err != nil {
+			t.Fatal(err)
+		}
+		inodes[strconv.FormatUint(st.Ino, 10)] = true
+	}
+	err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		locks, err := os.ReadFile("/proc/locks")
+		for _, line := range strings.Split(string(locks), "\n") {
+			// "1: -> FLOCK  ADVISORY  WRITE <pid> <major>:<minor>:<inode> 0 EOF"
+			f := strings.Fields(line)
+			if len(f) > 6 && f[1] == "->" && f[2] == "FLOCK" && inodes[f[6][strings.LastIndex(f[6], ":")+1:]] {
+				return true, nil
+			}
+		}
+		return false, err
+	})
+	if err != nil {
+		t.Fatalf("no start waits for a slot: %v", err)
 	}
 }
