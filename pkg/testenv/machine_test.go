@@ -55,15 +55,7 @@ func TestReservedPortsAreDistinctAndHeld(t *testing.T) {
 // No more control planes than startSlots start at once: a start waits until
 // one of those under way ends, or gives up when its context ends.
 func TestStartsWaitForASlot(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir()) // slots of this test alone
-	var releases []func()
-	for range startSlots {
-		release, err := takeStartSlot(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		releases = append(releases, release)
-	}
+	releases := takeEverySlot(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	if _, err := takeStartSlot(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -85,18 +77,27 @@ func TestStartsWaitForASlot(t *testing.T) {
 	}
 }
 
+// takeEverySlot takes every start slot of a TMPDIR of the test's own, and
+// returns what releases each, in slot order.
+func takeEverySlot(t *testing.T) []func() {
+	t.Helper()
+	t.Setenv("TMPDIR", t.TempDir())
+	var releases []func()
+	for range startSlots {
+		release, err := takeStartSlot(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, release)
+	}
+	return releases
+}
+
+// A start waiting for a slot takes the first that frees, whichever it is.
 func TestAWaitingStartTakesWhicheverSlotFrees(t *testing.T) {
 	for freed := range startSlots {
 		t.Run(fmt.Sprint("slot ", freed), func(t *testing.T) {
-			t.Setenv("TMPDIR", t.TempDir())
-			var releases []func()
-			for range startSlots {
-				release, err := takeStartSlot(t.Context())
-				if err != nil {
-					t.Fatal(err)
-				}
-				releases = append(releases, release)
-			}
+			releases := takeEverySlot(t)
 			defer func() {
 				for _, release := range releases {
 					release()
