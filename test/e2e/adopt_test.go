@@ -189,9 +189,10 @@ func (c *metallbCluster) watchClusterOperatorVersion(t *testing.T, version strin
 	var at time.Time
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
+	client := dynamicClient(t, c.Env) // here: a test may not fail from another goroutine
 	go func() {
 		_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-			if clusterOperatorVersion(ctx, dynamicClient(t, c.Env)) != version {
+			if clusterOperatorVersion(ctx, client) != version {
 				return false, nil
 			}
 			mu.Lock()
