@@ -192,7 +192,7 @@ func (c *metallbCluster) watchClusterOperatorVersion(t *testing.T, version strin
 	client := dynamicClient(t, c.Env) // here: a test may not fail from another goroutine
 	go func() {
 		_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-			if clusterOperatorVersion(ctx, client) != version {
+			if operatorVersion(clusterOperator(ctx, client)) != version {
 				return false, nil
 			}
 			mu.Lock()

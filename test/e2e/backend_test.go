@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -22,27 +21,13 @@ func (c *bgpCluster) waitFRRConfigured(t *testing.T) {
 	t.Helper()
 	want := "neighbor 192.0.2.3 remote-as 64501"
 	var states string
-	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, 3*time.Minute, true, func(context.Context) (bool, error) {
-		out, err := kubectlErr(c.Env, "get", "frrnodestates", "-o", "json")
-		if err != nil {
-			return false, nil
-		}
-		var list struct {
-			Items []struct {
-				Metadata struct{ Name string }
-				Status   struct{ RunningConfig string }
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		configured := slices.DeleteFunc(listed(ctx, dynamicClient(t, c.Env), frrNodeStates, "", func(o map[string]any) string {
+			if strings.Contains(stringAt(o, "status", "runningConfig"), want) {
+				return stringAt(o, "metadata", "name") // an FRRNodeState is named after its node
 			}
-		}
-		if json.Unmarshal([]byte(out), &list) != nil {
-			return false, nil
-		}
-		var configured []string
-		for _, s := range list.Items {
-			if strings.Contains(s.Status.RunningConfig, want) {
-				configured = append(configured, s.Metadata.Name)
-			}
-		}
-		slices.Sort(configured)
+			return ""
+		}), func(node string) bool { return node == "" })
 		states = strings.Join(configured, ", ")
 		return slices.Equal(configured, c.nodeNames()), nil
 	})

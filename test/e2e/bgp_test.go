@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net"
 	"slices"
@@ -9,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
@@ -131,16 +134,12 @@ func (c *bgpCluster) waitServiceBGPStatus(t *testing.T, nodes ...string) {
 		want = append(want, n+" default/web [router]")
 	}
 	var got []string
-	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, time.Minute, true, func(context.Context) (bool, error) {
-		out, _ := kubectlErr(c.Env, "get", "servicebgpstatuses", "-n", metallbNamespace, "-o",
-			`jsonpath={range .items[*]}{.status.node} {.status.serviceNamespace}/{.status.serviceName} {.status.peers}{"\n"}{end}`)
-		got = nil
-		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-			if line != "" {
-				got = append(got, strings.ReplaceAll(strings.ReplaceAll(line, `["`, "["), `"]`, "]"))
-			}
-		}
-		slices.Sort(got)
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got = listed(ctx, dynamicClient(t, c.Env), serviceBGPStatuses, metallbNamespace, func(o map[string]any) string {
+			peers, _, _ := unstructured.NestedStringSlice(o, "status", "peers")
+			return fmt.Sprintf("%s %s/%s %v", stringAt(o, "status", "node"), stringAt(o, "status", "serviceNamespace"),
+				stringAt(o, "status", "serviceName"), peers)
+		})
 		return slices.Equal(got, want), nil
 	})
 	if err != nil {
@@ -332,9 +331,10 @@ spec:
 func (c *metallbCluster) waitMetalLBMessage(t *testing.T, typ, status string, want ...string) {
 	t.Helper()
 	var got string
-	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, time.Minute, true, func(context.Context) (bool, error) {
-		condition := `{.status.conditions[?(@.type=="` + typ + `")]`
-		got, _ = kubectlErr(c.Env, "get", "metallb", "metallb", "-n", metallbNamespace, "-o", "jsonpath="+condition+".status} "+condition+".message}")
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		mlb, _ := dynamicClient(t, c.Env).Resource(metallbs).Namespace(metallbNamespace).Get(ctx, "metallb", metav1.GetOptions{})
+		cond := condition(mlb, typ)
+		got = fmt.Sprint(cond["status"], " ", cond["message"])
 		if !strings.HasPrefix(got, status+" ") {
 			return false, nil
 		}

@@ -254,13 +254,12 @@ func (c *bgpCluster) waitSessionStates(t *testing.T) {
 	t.Helper()
 	want := strings.Join(c.nodeNames(), "=Established ") + "=Established"
 	var got string
-	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, 2*time.Minute, true, func(context.Context) (bool, error) {
-		out, err := kubectlErr(c.Env, "get", "bgpsessionstates.frrk8s.metallb.io", "-A", "-o",
-			`jsonpath={range .items[*]}{.status.node}={.status.bgpStatus}{"\n"}{end}`)
-		states := strings.Fields(out)
-		slices.Sort(states)
+	err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		states := listed(ctx, dynamicClient(t, c.Env), bgpSessionStates, "", func(o map[string]any) string {
+			return stringAt(o, "status", "node") + "=" + stringAt(o, "status", "bgpStatus")
+		})
 		got = strings.Join(slices.Compact(states), " ")
-		return err == nil && got == want, nil
+		return got == want, nil
 	})
 	if err != nil {
 		t.Fatalf("frr-k8s's BGPSessionStates say %q, want %q", got, want)

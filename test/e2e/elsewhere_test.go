@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -77,10 +78,10 @@ func TestStandsDownBesideAnotherMetalLBOperator(t *testing.T) {
 func waitClusterOperatorCondition(t *testing.T, env *testenv.Env, typ, want string) string {
 	t.Helper()
 	var got, message string
-	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, time.Minute, true, func(context.Context) (bool, error) {
-		condition := `{.status.conditions[?(@.type=="` + typ + `")]`
-		out, _ := kubectlErr(env, "get", "clusteroperator", "metallb", "-o", "jsonpath="+condition+".status} "+condition+".reason}\n"+condition+".message}")
-		got, message, _ = strings.Cut(out, "\n")
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		c := condition(clusterOperator(ctx, dynamicClient(t, env)), typ)
+		got = fmt.Sprint(c["status"], " ", c["reason"])
+		message, _ = c["message"].(string)
 		return got == want, nil
 	})
 	if err != nil {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -11,19 +12,22 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
-// kubectlPoll is how often a wait asks kubectl again. A kubectl process
-// costs the loaded machine some 50 ms of CPU (a large binary paged in, its
-// discovery read and parsed) and the API server a TLS handshake: the waits
-// that need no kubectl ask the API server from here, and those that read
-// what kubectl shows ask once a second.
+// kubectlPoll is how often a wait that asks kubectl asks it again. A kubectl
+// process costs the loaded machine some 0.1 CPU-second before it sends
+// anything (a 62 MB binary initializing its schemes), and the API server a
+// TLS handshake: the waits on the ClusterOperator, the MetalLB object and
+// MetalLB's and frr-k8s's status objects ask the API server from here (the
+// helpers below), as does applyOnceServed until the API server takes a file.
 const kubectlPoll = time.Second
 
 // clients are the dynamic clients of each control plane, one each, so that
@@ -44,44 +48,80 @@ func dynamicClient(t *testing.T, env *testenv.Env) dynamic.Interface {
 	return actual.(dynamic.Interface)
 }
 
+// The resources the waits read.
+var (
+	clusterOperators   = configv1.GroupVersion.WithResource("clusteroperators")
+	metallbs           = v1beta1.GroupVersion.WithResource("metallbs")
+	serviceBGPStatuses = v1beta1.GroupVersion.WithResource("servicebgpstatuses")
+	frrK8sAPI          = schema.GroupVersion{Group: "frrk8s.metallb.io", Version: "v1beta1"}
+	frrNodeStates      = frrK8sAPI.WithResource("frrnodestates")
+	bgpSessionStates   = frrK8sAPI.WithResource("bgpsessionstates")
+)
+
+// clusterOperator reads the ClusterOperator metallb; nil when it cannot.
+func clusterOperator(ctx context.Context, c dynamic.Interface) *unstructured.Unstructured {
+	co, err := c.Resource(clusterOperators).Get(ctx, "metallb", metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	return co
+}
+
 // clusterOperatorSettled tells whether the ClusterOperator metallb reports
 // the operator's version and is Available, not Progressing, not Degraded:
 // what `kubectl get clusteroperator metallb` shows as "version True False False".
 func clusterOperatorSettled(ctx context.Context, c dynamic.Interface, version string) bool {
-	return clusterOperatorVersion(ctx, c) == version &&
-		clusterOperatorCondition(ctx, c, configv1.OperatorAvailable) == "True" &&
-		clusterOperatorCondition(ctx, c, configv1.OperatorProgressing) == "False" &&
-		clusterOperatorCondition(ctx, c, configv1.OperatorDegraded) == "False"
+	co := clusterOperator(ctx, c)
+	return operatorVersion(co) == version &&
+		condition(co, string(configv1.OperatorAvailable))["status"] == "True" &&
+		condition(co, string(configv1.OperatorProgressing))["status"] == "False" &&
+		condition(co, string(configv1.OperatorDegraded))["status"] == "False"
 }
 
-var clusterOperators = configv1.GroupVersion.WithResource("clusteroperators")
-
-// clusterOperatorVersion is the operator version the ClusterOperator metallb
-// reports; "" when it reports none, or cannot be read.
-func clusterOperatorVersion(ctx context.Context, c dynamic.Interface) string {
-	return clusterOperatorStatusItem(ctx, c, "versions", "name", "operator", "version")
+// operatorVersion is the operator version a ClusterOperator reports; "" when none.
+func operatorVersion(co *unstructured.Unstructured) string {
+	v, _ := statusItem(co, "versions", "name", "operator")["version"].(string)
+	return v
 }
 
-// clusterOperatorCondition is the status of one of its conditions; "" when none.
-func clusterOperatorCondition(ctx context.Context, c dynamic.Interface, typ configv1.ClusterStatusConditionType) string {
-	return clusterOperatorStatusItem(ctx, c, "conditions", "type", string(typ), "status")
+// condition is an object's status condition of a type; nil when it has none.
+func condition(obj *unstructured.Unstructured, typ string) map[string]any {
+	return statusItem(obj, "conditions", "type", typ)
 }
 
-// clusterOperatorStatusItem reads field of the item of a status list whose
-// key is value.
-func clusterOperatorStatusItem(ctx context.Context, c dynamic.Interface, list, key, value, field string) string {
-	co, err := c.Resource(clusterOperators).Get(ctx, "metallb", metav1.GetOptions{})
-	if err != nil {
-		return ""
+// statusItem is the item of a status list whose key is value; nil when none.
+func statusItem(obj *unstructured.Unstructured, list, key, value string) map[string]any {
+	if obj == nil {
+		return nil
 	}
-	items, _, _ := unstructured.NestedSlice(co.Object, "status", list)
+	items, _, _ := unstructured.NestedSlice(obj.Object, "status", list)
 	for _, item := range items {
 		if m, ok := item.(map[string]any); ok && m[key] == value {
-			s, _ := m[field].(string)
-			return s
+			return m
 		}
 	}
-	return ""
+	return nil
+}
+
+// listed says each object of a list (all namespaces when ns is "") as read
+// says it, sorted; nil when it cannot list them.
+func listed(ctx context.Context, c dynamic.Interface, gvr schema.GroupVersionResource, ns string, read func(obj map[string]any) string) []string {
+	list, err := c.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, o := range list.Items {
+		out = append(out, read(o.Object))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// stringAt reads a string at a path of an object; "" when there is none.
+func stringAt(obj map[string]any, path ...string) string {
+	s, _, _ := unstructured.NestedString(obj, path...)
+	return s
 }
 
 // applyOnceServed applies a file with kubectl once the API server takes
