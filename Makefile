@@ -12,6 +12,10 @@ BIN     := bin/cluster-network-operator
 # -count=1: the tests drive external processes, which Go's test cache cannot see.
 # -v: the output shows each test, and the control plane each one ran against.
 TESTFLAGS ?= -count=1 -p 2 -timeout 30m -v
+# RECAP runs go test -json, prints its output as -v does, and ends it with the
+# failed tests' own lines again (the stories' pod logs left out): beside other
+# stories, a failure is told long before the end of the output.
+RECAP   := $(GO) run ./hack/testrecap -omit 'pod\.go:' --
 # The end-to-end stories run side by side, each with a test network in a
 # network world of its own (test/e2e/world), E2E_PARALLEL at once, the long
 # ones first and those about time on an idle machine last, alone: each is a
@@ -49,13 +53,13 @@ test-unit:
 
 ## test-integration: the packages' tests, against a real control plane.
 test-integration: tools
-	$(GO) test $(TESTFLAGS) ./cmd/... ./pkg/...
+	$(RECAP) $(GO) test $(TESTFLAGS) -json ./cmd/... ./pkg/...
 
 ## test-e2e: the operator binary driven through whole stories; as root also
 ## the stories with the real MetalLB binaries in network namespaces.
 test-e2e: tools debian-packages
 	@if [ "$$(id -u)" != 0 ]; then echo "NOTE: not root: the MetalLB stories (address, failover, upgrade, deactivate) need network namespaces and will SKIP"; fi
-	$(GO) test $(TESTFLAGS) -timeout $(E2E_TIMEOUT) -parallel $(E2E_PARALLEL) ./test/e2e/...
+	$(RECAP) $(GO) test $(TESTFLAGS) -json -timeout $(E2E_TIMEOUT) -parallel $(E2E_PARALLEL) ./test/e2e/...
 
 ## failover-figures: layer-2 failover measured ten times per failure detection
 ## profile and family, as docs/benchmarks.md reports it (as root; about 10 min).
