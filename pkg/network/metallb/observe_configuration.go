@@ -8,16 +8,19 @@ import (
 	metallbv1beta2 "go.universe.tf/metallb/api/v1beta2"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
 )
 
 // readConfigs lists the configuration objects of every kind, in every
 // namespace; only their metadata is cached. Before MetalLB's CRDs are served
 // there are none.
 func (r *Reconciler) readConfigs(ctx context.Context, s *plan.Snapshot) error {
+	r.startConfigInformers(ctx)
 	for _, gvk := range manifests.ConfigKinds {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
@@ -32,6 +35,26 @@ func (r *Reconciler) readConfigs(ctx context.Context, s *plan.Snapshot) error {
 		s.Configs.Add(gvk, list.Items, r.opts.Namespace)
 	}
 	return nil
+}
+
+// startConfigInformers has the cache start, all at once, the informers that
+// the reads of MetalLB's configuration then wait for one by one. The API
+// server answers the first watch of a kind whose CRD is new with a 429 while
+// it fills its watch cache, and the informer tries again a second later: one
+// kind after the other, that was 7-8 s of an activation on a new cluster
+// (the audit log of TestTakeoverRefusedOnOddInput). What cannot start yet (a
+// kind not served) is the reads' to report.
+func (r *Reconciler) startConfigInformers(ctx context.Context) {
+	if _, err := r.client.RESTMapper().RESTMapping(manifests.IPAddressPoolKind.GroupKind(), manifests.IPAddressPoolKind.Version); err != nil {
+		return
+	}
+	informed := []client.Object{&metallbv1beta1.BGPAdvertisement{}, &metallbv1beta1.L2Advertisement{}, &metallbv1beta2.BGPPeer{}, &metallbv1beta1.ConfigurationState{}}
+	for _, gvk := range manifests.ConfigKinds {
+		informed = append(informed, objects.Metadata(gvk))
+	}
+	for _, o := range informed {
+		_, _ = r.cache.GetInformer(ctx, o, cache.BlockUntilSynced(false))
+	}
 }
 
 // readAdvertisements reads MetalLB's advertisements and BGPPeers in its
