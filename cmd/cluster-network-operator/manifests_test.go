@@ -58,9 +58,12 @@ func TestInstallManifestsAgreeWithTheCode(t *testing.T) {
 	var env []string
 	for _, e := range c.Env {
 		env = append(env, e.Name)
+		if e.Name == operator.PodNameEnv && (e.ValueFrom == nil || e.ValueFrom.FieldRef == nil || e.ValueFrom.FieldRef.FieldPath != "metadata.name") {
+			t.Errorf("the Deployment's %s is not the pod's name (fieldRef metadata.name): %+v", e.Name, e)
+		}
 	}
 	sort.Strings(env)
-	want := []string{manifests.ControllerImageEnv, manifests.SpeakerImageEnv, manifests.FRRK8sImageEnv, manifests.FRRImageEnv, manifests.ReleaseVersionEnv}
+	want := []string{manifests.ControllerImageEnv, manifests.SpeakerImageEnv, manifests.FRRK8sImageEnv, manifests.FRRImageEnv, manifests.ReleaseVersionEnv, operator.PodNameEnv}
 	sort.Strings(want)
 	if !slices.Equal(env, want) {
 		t.Errorf("the Deployment's environment is %v; the operator reads %v", env, want)

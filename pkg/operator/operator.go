@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -67,14 +68,22 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := newManager(cfg, o, scheme, timings)
+	identity, err := leaderIdentity(os.Getenv)
+	if err != nil {
+		return err
+	}
+	// The leader Lease's Events are sent until the manager has stopped, which
+	// is after it released the Lease.
+	events, stopEvents := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopEvents()
+	mgr, err := newManager(events, cfg, o, scheme, timings, identity)
 	if err != nil {
 		return err
 	}
 	if err := AddModules(ctx, mgr, c, o); err != nil {
 		return err
 	}
-	log.Info("starting", "version", version.Version, "leaderElection", o.LeaderElect,
+	log.Info("starting", "version", version.Version, "leaderElection", o.LeaderElect, "identity", identity,
 		"leaseDuration", timings.LeaseDuration, "renewDeadline", timings.RenewDeadline, "retryPeriod", timings.RetryPeriod)
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("operator stopped: %w", err)
@@ -191,7 +200,9 @@ func leaseTimingsFor(ctx context.Context, c client.Client, o Options) (LeaseTimi
 	return leaseTimings(o, single)
 }
 
-func newManager(cfg *rest.Config, o Options, scheme *runtime.Scheme, t LeaseTimings) (manager.Manager, error) {
+// newManager makes the manager; the leader Lease's Events are sent until
+// events ends.
+func newManager(events context.Context, cfg *rest.Config, o Options, scheme *runtime.Scheme, t LeaseTimings, identity string) (manager.Manager, error) {
 	shutdown := 30 * time.Second
 	mo := manager.Options{
 		Scheme:                  scheme,
@@ -208,6 +219,13 @@ func newManager(cfg *rest.Config, o Options, scheme *runtime.Scheme, t LeaseTimi
 		RenewDeadline:                 &t.RenewDeadline,
 		RetryPeriod:                   &t.RetryPeriod,
 		GracefulShutdownTimeout:       &shutdown,
+	}
+	if o.LeaderElect {
+		lock, err := newLeaderLock(events, cfg, o.OperatorNamespace, identity, t)
+		if err != nil {
+			return nil, err
+		}
+		mo.LeaderElectionResourceLockInterface = lock
 	}
 	if err := ConfigureManager(&mo, o.Modules); err != nil {
 		return nil, err
