@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -181,12 +180,13 @@ func (c *metallbCluster) configuration(t *testing.T) string {
 }
 
 // watchClusterOperatorVersion follows the ClusterOperator from now on and
-// returns a function that says when it first reported version (zero if not
-// yet).
+// returns a function that says when it first reported version: called once
+// the version shows, it waits for the watch to have seen it too (at most 5 s,
+// then zero).
 func (c *metallbCluster) watchClusterOperatorVersion(t *testing.T, version string) func() time.Time {
 	t.Helper()
-	var mu sync.Mutex
 	var at time.Time
+	seen := make(chan struct{})
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
 	client := dynamicClient(t, c.Env) // here: a test may not fail from another goroutine
@@ -195,16 +195,18 @@ func (c *metallbCluster) watchClusterOperatorVersion(t *testing.T, version strin
 			if operatorVersion(clusterOperator(ctx, client)) != version {
 				return false, nil
 			}
-			mu.Lock()
 			at = time.Now()
-			mu.Unlock()
+			close(seen)
 			return true, nil
 		})
 	}()
 	return func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return at
+		select {
+		case <-seen:
+			return at
+		case <-time.After(5 * time.Second):
+			return time.Time{}
+		}
 	}
 }
 

@@ -122,6 +122,37 @@ func TestLeaderElectionHandsOverOnSIGTERM(t *testing.T) {
 	t.Logf("Lease held by %q, then by %q", leader, next)
 }
 
+// TestRestartedLeaderActsAtOnce kills the leader with SIGKILL, as the OOM
+// killer would, and starts it again under the same pod name, as the kubelet
+// restarts a container in its pod: with OpenShift's timings (a 137 s Lease)
+// it leads again at once, while a replica of another pod, started before it,
+// still waits the Lease out.
+func TestRestartedLeaderActsAtOnce(t *testing.T) {
+	world.SideBySide(t, world.Beside)
+	env := testenv.New(t, testenv.Options{})
+	client := kubernetes.NewForConfigOrDie(env.Config)
+	createNamespaces(t, env, operatorNamespace)
+	pod := "cluster-network-operator-7c9d5-x2v4k"
+	first := startOperator(t, env, []string{operator.PodNameEnv + "=" + pod})
+	first.waitLog(t, "Successfully acquired lease")
+	first.kill()
+
+	standby := startOperator(t, env, []string{operator.PodNameEnv + "=cluster-network-operator-7c9d5-q8r2m"})
+	standby.waitLog(t, "Attempting to acquire leader lease")
+	restarted := startOperator(t, env, []string{operator.PodNameEnv + "=" + pod})
+	started := time.Now()
+	restarted.waitLog(t, "Successfully acquired lease")
+	if took := time.Since(started); took > 5*time.Second {
+		t.Errorf("the restarted leader led %s after it started; want within 5 s", took)
+	}
+	if holder := leaseHolder(t, client); holder != pod {
+		t.Errorf("the Lease is held by %q, want %q", holder, pod)
+	}
+	if standby.logContains("Successfully acquired lease") {
+		t.Error("the standby of another pod took the Lease of a leader that was restarted")
+	}
+}
+
 type runningOperator struct {
 	cmd     *exec.Cmd
 	logFile string
@@ -267,6 +298,12 @@ func (o *runningOperator) stop(t *testing.T) int {
 		t.Errorf("the operator did not stop within 40s of SIGTERM")
 	}
 	return o.cmd.ProcessState.ExitCode()
+}
+
+// kill sends SIGKILL and waits for the process to end.
+func (o *runningOperator) kill() {
+	_ = o.cmd.Process.Kill()
+	<-o.done
 }
 
 func (o *runningOperator) log() string {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
+	"github.com/bmlb/cluster-network-operator/pkg/operator"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
@@ -18,20 +19,30 @@ import (
 // Upgrade without loss: a new release of the operator replaces every speaker
 // (and the controller) by rolling updates while a client asks for the
 // Service's address every 100 ms; no gap is longer than 1 s, the memberlist
-// key stays, and every new speaker joins the others.
+// key stays, and every new speaker joins the others. Midway, once the first
+// speaker was replaced, the new operator is killed (SIGKILL, as the OOM
+// killer does) and started again in the same pod: it leads again at once and
+// reports the new version within 5 s of the last speaker being ready, not
+// before.
 func TestUpgradeWithoutLoss(t *testing.T) {
 	if !world.Enter(t, world.Long) {
 		return
 	}
 	c, op, ip, _ := newServingCluster(t)
+	c.createClusterOperator(t)
 	key := c.memberlistKey(t)
 	before := c.speakerPods(t)
+	versionAt := c.watchClusterOperatorVersion(t, "4.22.1")
 
 	w := c.watchAnswers(t, ip)
 	started := time.Now()
 	op.stop(t)
-	op = startOperator(t, c.Env, cluster.Release("4.22.1", release.MetalLB+"-1"))
+	upgrade := append(cluster.Release("4.22.1", release.MetalLB+"-1"), operator.PodNameEnv+"=cluster-network-operator-7c9d5-x2v4k")
+	op = startOperator(t, c.Env, upgrade)
 	op.waitReady(t)
+	c.waitSpeakerReplaced(t, before)
+	op.kill()
+	op = startOperator(t, c.Env, upgrade)
 	c.waitMetallb(t, release.MetalLB+"-1", 5*time.Minute)
 	c.waitSpeakerRollout(t)
 	rolledOut := time.Now()
@@ -49,6 +60,13 @@ func TestUpgradeWithoutLoss(t *testing.T) {
 		t.Error("the memberlist key changed during the upgrade")
 	}
 	c.assertControllerFirst(t, release.MetalLB+"-1")
+	c.waitClusterOperatorVersion(t, "4.22.1")
+	c.assertReportedAfterSpeakers(t, versionAt())
+	late := versionAt().Sub(c.lastSpeakerReady(t))
+	t.Logf("UPGRADE: the operator, killed and restarted midway, reported the version %s after the last speaker was ready", late.Round(time.Millisecond))
+	if late > 5*time.Second {
+		t.Errorf("the operator restarted midway reported the new version %s after the last speaker was ready; want within 5 s", late)
+	}
 	after := c.speakerPods(t)
 	for node, pod := range after {
 		if before[node] == pod {
@@ -108,6 +126,39 @@ func (c *metallbCluster) speakerPods(t *testing.T) map[string]string {
 		}
 	}
 	return byNode
+}
+
+// waitSpeakerReplaced waits until a speaker that was not there before
+// runs: the rollout of the speakers has begun.
+func (c *metallbCluster) waitSpeakerReplaced(t *testing.T, before map[string]string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
+		for node, pod := range c.speakerPods(t) {
+			if before[node] != pod {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatal("no speaker was replaced within 3 minutes")
+	}
+}
+
+// lastSpeakerReady is when the last speaker became ready, to the second.
+func (c *metallbCluster) lastSpeakerReady(t *testing.T) time.Time {
+	t.Helper()
+	pods, err := c.Client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "component=speaker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last time.Time
+	for _, p := range pods.Items {
+		if ready := readySince(&p).Time; ready.After(last) {
+			last = ready
+		}
+	}
+	return last
 }
 
 func (c *metallbCluster) waitSpeakerRollout(t *testing.T) {
