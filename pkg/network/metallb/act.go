@@ -3,6 +3,7 @@ package metallb
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,9 +17,9 @@ import (
 )
 
 // write carries out the plan's writes: it adopts, takes the conversion
-// webhook away, applies, starts the watches the plan asks for once their
-// CRDs are applied, and prunes, in that order. An error stops the writes
-// that follow it.
+// webhook away, checks what it applies with a dry run, applies, starts the
+// watches the plan asks for once their CRDs are applied, and prunes, in that
+// order. An error stops the writes that follow it.
 func (r *Reconciler) write(ctx context.Context, s *plan.Snapshot, p *plan.Plan) ([]apply.Change, error) {
 	for _, ref := range p.Adopt {
 		if err := r.adopt(ctx, ref); err != nil {
@@ -31,6 +32,9 @@ func (r *Reconciler) write(ctx context.Context, s *plan.Snapshot, p *plan.Plan) 
 		}
 	}
 	applier := &apply.Applier{Client: r.client, FieldOwner: manifests.FieldOwner}
+	if err := check(ctx, applier, p.Apply); err != nil {
+		return nil, err
+	}
 	changes, err := applier.Write(ctx, p.Apply, func(o *unstructured.Unstructured) bool { return s.Owned[objects.KeyOf(o)] != nil })
 	if err != nil {
 		return changes, err
@@ -41,6 +45,22 @@ func (r *Reconciler) write(ctx context.Context, s *plan.Snapshot, p *plan.Plan) 
 		}
 	}
 	return changes, applier.Delete(ctx, p.Prune)
+}
+
+// check has the API server check every object about to be applied, so that a
+// rendering it refuses in part (a spec valid by the CRD whose DaemonSet is
+// not: 256 KiB of pod annotations) is not applied in part: the controller
+// rolled to a spec whose speakers never come. It costs a request per object
+// that changed, and none when nothing did.
+func check(ctx context.Context, applier *apply.Applier, objs []*unstructured.Unstructured) error {
+	if len(objs) == 0 {
+		return nil
+	}
+	err := applier.Check(ctx, objs)
+	if refused := (*apply.Refused)(nil); errors.As(err, &refused) {
+		return &plan.RenderingRefused{Object: objects.Describe(refused.Object), Message: refused.Err.Error()}
+	}
+	return err
 }
 
 // adopt labels another installation's object as the module's and removes

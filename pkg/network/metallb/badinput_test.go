@@ -8,10 +8,12 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
@@ -226,4 +228,73 @@ func (m *moduleEnv) assertRefused(t *testing.T, spec, layer string, fields []str
 			}
 		}
 	}
+}
+
+// A spec the CRD takes and whose rendering the API server refuses (speaker
+// pod annotations of 256 KiB, the most the CRD allows, which with the
+// DaemonSet's own pass the API server's limit) changes nothing that runs:
+// not the speakers, and not the controller, whose new rendering (its log
+// level) the API server would take. Degraded names the DaemonSet, the field
+// and what the API server said; status.appliedSpec stays. A valid change
+// after it is applied in one pass: one new generation of each workload.
+func TestRefusedRenderingChangesNothing(t *testing.T) {
+	t.Parallel()
+	m := startModule(t, testenv.Options{}, testOptions())
+	m.create(t, filepath.Join("manifests", "testdata", "scenarios", "upstream-operator-object.yaml"))
+	m.waitDegraded(t, clusterObject, isFalse)
+	before, generations, applied := m.workloads(t), m.workloadGenerations(t), m.appliedSpec(t)
+
+	big := strings.Repeat("k", 262144-len("example.com/big"))
+	if err := m.setSpec(t, `logLevel: warn, speakerConfig: {annotations: {example.com/big: `+big+`}}`); err != nil {
+		t.Fatalf("the API server refused the MetalLB object; its CRD should take it: %.300v", err)
+	}
+	c := m.waitDegraded(t, clusterObject, isTrue)
+	for _, want := range []string{plan.ReasonRenderingRefused, "DaemonSet metallb-system/speaker", "spec.template.annotations", "Too long"} {
+		if !strings.Contains(c.Reason+" "+c.Message, want) {
+			t.Errorf("Degraded %s %q does not say %q", c.Reason, c.Message, want)
+		}
+	}
+	if after := m.workloads(t); after != before {
+		t.Errorf("the workloads changed:\nbefore: %.500s\nafter:  %.500s", before, after)
+	}
+	if got := m.appliedSpec(t); got != applied {
+		t.Errorf("status.appliedSpec changed to a spec that was not applied:\n%.300s", got)
+	}
+
+	if err := m.setSpec(t, `logLevel: warn`); err != nil {
+		t.Fatal(err)
+	}
+	m.waitDegraded(t, clusterObject, isFalse)
+	if after := m.workloads(t); !strings.Contains(after, "--log-level=warn") {
+		t.Errorf("a valid spec after the refused one was not applied:\n%.500s", after)
+	}
+	for kind, g := range m.workloadGenerations(t) {
+		if g != generations[kind]+1 {
+			t.Errorf("%s went from generation %d to %d; want one pass, one generation", kind, generations[kind], g)
+		}
+	}
+}
+
+// workloadGenerations are the generations of the controller Deployment and
+// the speaker DaemonSet.
+func (m *moduleEnv) workloadGenerations(t *testing.T) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	for kind, name := range map[string]string{"Deployment": manifests.ControllerName, "DaemonSet": manifests.SpeakerName} {
+		out[kind] = m.get(t, schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: kind}, manifests.DefaultNamespace, name).GetGeneration()
+	}
+	return out
+}
+
+// appliedSpec is the MetalLB object's status.appliedSpec, as JSON.
+func (m *moduleEnv) appliedSpec(t *testing.T) string {
+	t.Helper()
+	obj := &v1beta1.MetalLB{}
+	if err := m.client.Get(t.Context(), clusterObject, obj); err != nil {
+		t.Fatal(err)
+	}
+	if obj.Status.AppliedSpec == nil {
+		return ""
+	}
+	return string(obj.Status.AppliedSpec.Raw)
 }

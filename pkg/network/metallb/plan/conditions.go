@@ -2,6 +2,7 @@ package plan
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -19,6 +20,7 @@ const (
 	ReasonForeignObjects       = "ForeignObjects"
 	ReasonInvalidConfiguration = "InvalidConfiguration"
 	ReasonApplyFailed          = "ApplyFailed"
+	ReasonRenderingRefused     = "RenderingRefused"
 	ReasonIgnored              = "Ignored"
 	ReasonRolloutHung          = "RolloutHung"
 )
@@ -70,6 +72,9 @@ func (p *Plan) degraded(actErr error) (metav1.ConditionStatus, string, string) {
 	case p.invalid != nil:
 		return metav1.ConditionTrue, ReasonInvalidConfiguration,
 			fmt.Sprintf("%v. Fix the spec: until then MetalLB keeps running as the last valid spec asked (status.appliedSpec).", p.invalid)
+	case errors.As(actErr, new(*RenderingRefused)):
+		return metav1.ConditionTrue, ReasonRenderingRefused, fmt.Sprintf("%v. Nothing was written: MetalLB runs as before "+
+			"(status.appliedSpec). Change the MetalLB object's spec so that its rendering is valid; each change is checked again.", actErr)
 	case actErr != nil:
 		return metav1.ConditionTrue, ReasonApplyFailed, fmt.Sprintf("Applying MetalLB's manifests failed, will retry: %v", actErr)
 	case p.hung:

@@ -22,7 +22,7 @@ func (p *Plan) Report(actErr error) Report {
 	cs := p.conditions(p.Failed(actErr))
 	return Report{
 		Conditions:      cs,
-		MetalLB:         p.metallbStatus(cs),
+		MetalLB:         p.metallbStatus(cs, !errors.As(actErr, new(*RenderingRefused))),
 		ClusterOperator: clusterOperatorStatus(p.tracking, cs, p.opts.Namespace),
 		Deployed:        p.deployed(),
 		Rollouts:        p.rollouts,
@@ -31,12 +31,22 @@ func (p *Plan) Report(actErr error) Report {
 	}
 }
 
+// RenderingRefused is act's error when the API server refused an object of
+// the rendering in a dry run, before any write: the object, and what the API
+// server said (the field and why).
+type RenderingRefused struct{ Object, Message string }
+
+func (r *RenderingRefused) Error() string {
+	return fmt.Sprintf("The API server refuses %s as rendered from the MetalLB object's spec: %s", r.Object, r.Message)
+}
+
 // Failed joins planning's failure with act's error.
 func (p *Plan) Failed(actErr error) error { return errors.Join(p.failure, actErr) }
 
 // metallbStatus returns the MetalLB object's status as it should be, or nil
-// when it already is, so that an idle cluster sees no writes.
-func (p *Plan) metallbStatus(cs status.Conditions) *v1beta1.MetalLBStatus {
+// when it already is, so that an idle cluster sees no writes. The spec is
+// recorded as applied unless act found its rendering refused (applied false).
+func (p *Plan) metallbStatus(cs status.Conditions, applied bool) *v1beta1.MetalLBStatus {
 	obj := p.metallb
 	if !p.statusOnMetalLB() {
 		return nil
@@ -45,7 +55,7 @@ func (p *Plan) metallbStatus(cs status.Conditions) *v1beta1.MetalLBStatus {
 	s.ObservedGeneration = obj.Generation
 	cs.ApplyTo(&s.Conditions, obj.Generation, p.now)
 	s.Version = p.tracking.Version
-	if p.specValid && !sameSpec(s.AppliedSpec, &obj.Spec) {
+	if p.specValid && applied && !sameSpec(s.AppliedSpec, &obj.Spec) {
 		s.AppliedSpec = appliedSpec(&obj.Spec)
 	}
 	if equality.Semantic.DeepEqual(&obj.Status, s) {
