@@ -6,7 +6,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
@@ -24,27 +23,30 @@ func (r *Refused) Error() string {
 
 func (r *Refused) Unwrap() error { return r.Err }
 
-// Check has the API server validate and admit the writes of objs, as Write
-// would make them, without storing any (a server-side dry run, concurrent),
-// so that a rendering it refuses in part is not written in part. It returns a
-// *Refused naming an object refused, and another error when it could not
-// check (the API server unreachable, say): either way, nothing is to be
-// written.
+// Check has the API server validate and admit the changes of the objects of
+// objs that exist (existed tells), as Write would make them, without storing
+// any (a server-side dry run, concurrent), so that a change it refuses in
+// part is not written in part: what runs is what was last applied whole.
+// Objects to be created are not checked: nothing runs from them yet, and a
+// first activation costs no more requests. It returns a *Refused naming an
+// object refused, and another error when it could not check (the API server
+// unreachable, say): either way, nothing is to be written.
 //
-// What a dry run cannot check before the objects it needs are written is
-// taken as it comes: the API server answers "not found" for an object of a
-// namespace that does not exist yet and for a binding of a role that does
-// not, and the client knows no kind whose CRD is not yet served. All of those
-// are new, so nothing runs from them yet.
-func (a *Applier) Check(ctx context.Context, objs []*unstructured.Unstructured) error {
+// A change a dry run cannot check before the objects it needs are written is
+// taken as it comes: the API server answers "not found" for a binding whose
+// role is new.
+func (a *Applier) Check(ctx context.Context, objs []*unstructured.Unstructured, existed func(*unstructured.Unstructured) bool) error {
 	dry := &Applier{Client: a.Client, FieldOwner: a.FieldOwner, DryRun: true}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(concurrentWrites)
 	for _, o := range objs {
+		if !existed(o) {
+			continue
+		}
 		g.Go(func() error {
-			_, err := dry.writeOne(gctx, o, func(*unstructured.Unstructured) bool { return true })
+			_, err := dry.writeOne(gctx, o, existed)
 			switch {
-			case err == nil || apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+			case err == nil || apierrors.IsNotFound(err):
 				return nil
 			case refusal(err):
 				return &Refused{Object: o, Err: err}

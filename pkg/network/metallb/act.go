@@ -32,10 +32,11 @@ func (r *Reconciler) write(ctx context.Context, s *plan.Snapshot, p *plan.Plan) 
 		}
 	}
 	applier := &apply.Applier{Client: r.client, FieldOwner: manifests.FieldOwner}
-	if err := check(ctx, applier, p.Apply); err != nil {
+	existed := func(o *unstructured.Unstructured) bool { return s.Owned[objects.KeyOf(o)] != nil }
+	if err := check(ctx, applier, p.Apply, existed); err != nil {
 		return nil, err
 	}
-	changes, err := applier.Write(ctx, p.Apply, func(o *unstructured.Unstructured) bool { return s.Owned[objects.KeyOf(o)] != nil })
+	changes, err := applier.Write(ctx, p.Apply, existed)
 	if err != nil {
 		return changes, err
 	}
@@ -47,16 +48,17 @@ func (r *Reconciler) write(ctx context.Context, s *plan.Snapshot, p *plan.Plan) 
 	return changes, applier.Delete(ctx, p.Prune)
 }
 
-// check has the API server check every object about to be applied, so that a
-// rendering it refuses in part (a spec valid by the CRD whose DaemonSet is
-// not: 256 KiB of pod annotations) is not applied in part: the controller
-// rolled to a spec whose speakers never come. It costs a request per object
-// that changed, and none when nothing did.
-func check(ctx context.Context, applier *apply.Applier, objs []*unstructured.Unstructured) error {
+// check has the API server check every change about to be applied to what
+// exists, so that a change it refuses in part (a spec valid by the CRD whose
+// DaemonSet is not: 256 KiB of pod annotations) is not applied in part: the
+// controller rolled to a spec whose speakers never come. It costs a request
+// per object that changed, none for those created and none when nothing
+// changed.
+func check(ctx context.Context, applier *apply.Applier, objs []*unstructured.Unstructured, existed func(*unstructured.Unstructured) bool) error {
 	if len(objs) == 0 {
 		return nil
 	}
-	err := applier.Check(ctx, objs)
+	err := applier.Check(ctx, objs, existed)
 	if refused := (*apply.Refused)(nil); errors.As(err, &refused) {
 		return &plan.RenderingRefused{Object: objects.Describe(refused.Object), Message: refused.Err.Error()}
 	}
