@@ -43,8 +43,12 @@ func (r *Reconciler) readConfigs(ctx context.Context, s *plan.Snapshot) error {
 // it fills its watch cache, and the informer tries again a second later: one
 // kind after the other, that was 7-8 s of an activation on a new cluster
 // (the audit log of TestTakeoverRefusedOnOddInput). What cannot start yet (a
-// kind not served) is the reads' to report.
+// kind not served) is the reads' to report. Once the kinds are watched
+// (watchConfigs, after the first read), their informers run: nothing to do.
 func (r *Reconciler) startConfigInformers(ctx context.Context) {
+	if r.watching[manifests.IPAddressPoolKind] {
+		return
+	}
 	if _, err := r.client.RESTMapper().RESTMapping(manifests.IPAddressPoolKind.GroupKind(), manifests.IPAddressPoolKind.Version); err != nil {
 		return
 	}
