@@ -57,7 +57,7 @@ func newLeaderLock(ctx context.Context, cfg *rest.Config, namespace, identity st
 	if err != nil {
 		return nil, err
 	}
-	return &retryingLock{Interface: lock, backoff: leaseRetryBackoff}, nil
+	return &retryingLock{lock}, nil
 }
 
 // leaseRetryBackoff spaces the tries of a Lease request that failed on a
@@ -70,10 +70,7 @@ var leaseRetryBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2
 // client-go's elector waits a whole retry period after any failed attempt
 // (26 s with OpenShift's timings, jittered up to 57 s), which is right for
 // waiting on a Lease another replica holds, and too long for one error.
-type retryingLock struct {
-	resourcelock.Interface
-	backoff wait.Backoff
-}
+type retryingLock struct{ resourcelock.Interface }
 
 func (l *retryingLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
 	var record *resourcelock.LeaderElectionRecord
@@ -116,7 +113,7 @@ func (e errRetryUpdate) Unwrap() error { return e.error }
 // backoff ends; it returns do's last error.
 func (l *retryingLock) retry(ctx context.Context, do func() error) error {
 	var last error
-	err := wait.ExponentialBackoffWithContext(ctx, l.backoff, func(context.Context) (bool, error) {
+	err := wait.ExponentialBackoffWithContext(ctx, leaseRetryBackoff, func(context.Context) (bool, error) {
 		last = do()
 		return last == nil || !passing(last), nil
 	})

@@ -70,13 +70,10 @@ func TestAdoptSameVersion(t *testing.T) {
 // order.)
 func (c *metallbCluster) assertSpeakersOneAtATime(t *testing.T, before map[string]string) {
 	t.Helper()
-	pods, err := c.Client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "component=speaker"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
+	pods := c.speakers(t)
+	slices.SortFunc(pods, func(a, b corev1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
 	var lastReady metav1.Time
-	for _, p := range pods.Items {
+	for _, p := range pods {
 		if before[p.Spec.NodeName] == p.Name {
 			t.Errorf("the speaker on %s was not replaced", p.Spec.NodeName)
 		}
@@ -218,11 +215,7 @@ func (c *metallbCluster) assertReportedAfterSpeakers(t *testing.T, reported time
 	if reported.IsZero() {
 		t.Fatal("the ClusterOperator never reported the new version")
 	}
-	pods, err := c.Client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "component=speaker"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range pods.Items {
+	for _, p := range c.speakers(t) {
 		if ready := readySince(&p); ready.Time.After(reported) {
 			t.Errorf("the new version was reported at %s, before speaker %s was ready at %s", reported.Format(time.RFC3339Nano), p.Name, ready)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -112,15 +113,21 @@ func (c *metallbCluster) memberlistKey(t *testing.T) string {
 	return string(s.Data["secretkey"])
 }
 
-// speakerPods names the speaker pod of each node.
-func (c *metallbCluster) speakerPods(t *testing.T) map[string]string {
+// speakers are the speaker pods, as the API server lists them.
+func (c *metallbCluster) speakers(t *testing.T) []corev1.Pod {
 	t.Helper()
 	pods, err := c.Client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "component=speaker"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pods.Items
+}
+
+// speakerPods names the speaker pod of each node.
+func (c *metallbCluster) speakerPods(t *testing.T) map[string]string {
+	t.Helper()
 	byNode := map[string]string{}
-	for _, p := range pods.Items {
+	for _, p := range c.speakers(t) {
 		if p.DeletionTimestamp == nil {
 			byNode[p.Spec.NodeName] = p.Name
 		}
@@ -148,12 +155,8 @@ func (c *metallbCluster) waitSpeakerReplaced(t *testing.T, before map[string]str
 // lastSpeakerReady is when the last speaker became ready, to the second.
 func (c *metallbCluster) lastSpeakerReady(t *testing.T) time.Time {
 	t.Helper()
-	pods, err := c.Client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "component=speaker"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var last time.Time
-	for _, p := range pods.Items {
+	for _, p := range c.speakers(t) {
 		if ready := readySince(&p).Time; ready.After(last) {
 			last = ready
 		}

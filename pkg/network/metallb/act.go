@@ -55,9 +55,6 @@ func (r *Reconciler) write(ctx context.Context, s *plan.Snapshot, p *plan.Plan) 
 // per object that changed, none for those created and none when nothing
 // changed.
 func check(ctx context.Context, applier *apply.Applier, objs []*unstructured.Unstructured, existed func(*unstructured.Unstructured) bool) error {
-	if len(objs) == 0 {
-		return nil
-	}
 	err := applier.Check(ctx, objs, existed)
 	if refused := (*apply.Refused)(nil); errors.As(err, &refused) {
 		return &plan.RenderingRefused{Object: objects.Describe(refused.Object), Message: refused.Err.Error()}
