@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,40 +24,46 @@ import (
 // Events are given once the status they compare with (the MetalLB object's,
 // or else the ClusterOperator's) is written: a later write that fails does
 // not lose them, and one that failed does not repeat them on the next
-// reconcile.
-func (r *Reconciler) publish(ctx context.Context, s *plan.Snapshot, p *plan.Plan, report plan.Report, changes []apply.Change) error {
+// reconcile. It returns how long the statuses' writes are held back.
+func (r *Reconciler) publish(ctx context.Context, s *plan.Snapshot, p *plan.Plan, report plan.Report, changes []apply.Change) (time.Duration, error) {
 	r.reporter.Record(report.Deployed, report.Rollouts, report.Conditions)
-	recorded, err := r.writeStatus(ctx, s, p, report)
+	recorded, held, err := r.writeStatus(ctx, s, p, report)
 	if !recorded {
 		report.Transitions = nil // the reconcile that records them gives them
 	}
 	r.tell(p, report.Transitions, changes)
-	return err
+	return held, err
 }
 
-// writeStatus writes what changed of the status. It tells whether the status
-// the transitions compare with is recorded.
-func (r *Reconciler) writeStatus(ctx context.Context, s *plan.Snapshot, p *plan.Plan, report plan.Report) (bool, error) {
+// writeStatus writes what changed of the status, unless the statuses were
+// written less than StatusEvery ago: then it tells how long they wait. It
+// tells whether the status the transitions compare with is recorded.
+func (r *Reconciler) writeStatus(ctx context.Context, s *plan.Snapshot, p *plan.Plan, report plan.Report) (bool, time.Duration, error) {
 	if p.Tracking != nil {
 		if err := r.saveTracking(ctx, *p.Tracking, r.trackingRead(s, p)); err != nil {
-			return false, err
+			return false, 0, err
 		}
 	}
 	writes := p.Statuses
 	if report.MetalLB != nil {
 		writes = append(writes, plan.StatusWrite{Object: s.MetalLB, Status: report.MetalLB})
 	}
+	co := r.reporter.ClusterOperator
+	coChanges := co != nil && co.Changes(s.ClusterOperator, report.ClusterOperator)
+	if held := StatusEvery - r.pace.Since(r.statusWritten); held > 0 && (len(writes) > 0 || coChanges) {
+		return false, held, nil
+	}
 	for _, w := range writes {
 		if err := r.patchStatus(ctx, w.Object, w.Status); err != nil {
-			return false, err
+			return false, 0, err
 		}
 	}
-	co := r.reporter.ClusterOperator
-	if co == nil {
-		return report.OnMetalLB, nil
+	if !coChanges {
+		return report.OnMetalLB || co != nil, 0, nil
 	}
 	_, err := co.Write(ctx, s.ClusterOperator, report.ClusterOperator)
-	return report.OnMetalLB || err == nil, err
+	r.statusWritten = r.pace.Now()
+	return report.OnMetalLB || err == nil, 0, err
 }
 
 // trackingRead returns the resourceVersion of the namespace the tracking was
@@ -99,6 +106,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, obj *v1beta1.MetalLB, next
 	patch := client.MergeFromWithOptions(obj, client.MergeFromWithOptimisticLock{})
 	updated := obj.DeepCopy()
 	updated.Status = *next
+	r.statusWritten = r.pace.Now()
 	return r.client.Status().Patch(ctx, updated, patch)
 }
 

@@ -2,8 +2,10 @@ package metallb
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -57,7 +59,12 @@ type moduleEnv struct {
 	// its recorder sends in the background, at a time of its own; events
 	// counts the Events the module gives.
 	writes, events atomic.Int64
-	stop           func()
+	// writeLog, once set, has each mutating request's method and resource,
+	// Events included, counted in written.
+	writeLog atomic.Bool
+	mu       sync.Mutex
+	written  map[string]int
+	stop     func()
 }
 
 func testOptions() Options {
@@ -113,6 +120,9 @@ func (m *moduleEnv) run(t testing.TB, opts Options) {
 	cfg := rest.CopyConfig(m.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if req.Method != http.MethodGet {
+				m.logWrite(req)
+			}
 			if req.Method != http.MethodGet && !isEventPath(req.URL.Path) {
 				m.writes.Add(1)
 			}
@@ -158,6 +168,39 @@ func (m *moduleEnv) run(t testing.TB, opts Options) {
 		}
 	}
 	t.Cleanup(m.stop)
+}
+
+func (m *moduleEnv) logWrite(req *http.Request) {
+	if !m.writeLog.Load() {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.written == nil {
+		m.written = map[string]int{}
+	}
+	m.written[req.Method+" "+writtenResource(req.URL.Path)]++
+}
+
+// loggedWrites returns how many writes writeLog counted, and of which kinds.
+func (m *moduleEnv) loggedWrites() (int, string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, c := range m.written {
+		n += c
+	}
+	return n, fmt.Sprint(m.written)
+}
+
+// writtenResource is a request path without its API prefix and version:
+// "namespaces/metallb-system/metallbs/metallb/status".
+func writtenResource(p string) string {
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	if parts[0] == "api" {
+		return strings.Join(parts[2:], "/")
+	}
+	return strings.Join(parts[min(3, len(parts)):], "/")
 }
 
 // isEventPath tells whether a request's path is that of Events: .../events or

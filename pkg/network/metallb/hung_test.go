@@ -135,16 +135,28 @@ func (m *moduleEnv) waitProgressing(t *testing.T, want string) {
 }
 
 // reconcile reconciles, as any event would have the module do; a status
-// write that meets one the module's own reconciles just made is retried, as
-// the module's queue retries it.
+// write that meets one the module's own reconciles just made is retried, and
+// one held back is made when the module asked to look again, as the module's
+// queue does both.
 func (m *moduleEnv) reconcile(t *testing.T) {
 	t.Helper()
-	err := retry.OnError(retry.DefaultRetry, apierrors.IsConflict, func() error {
-		_, err := m.r.Reconcile(t.Context(), request)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
+	for {
+		var held time.Duration
+		err := retry.OnError(retry.DefaultRetry, apierrors.IsConflict, func() (err error) {
+			_, held, err = m.r.reconcile(t.Context())
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if held == 0 {
+			return
+		}
+		select {
+		case <-time.After(held):
+		case <-t.Context().Done():
+			t.Fatal(t.Context().Err())
+		}
 	}
 }
 

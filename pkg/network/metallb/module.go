@@ -63,6 +63,14 @@ func NewModule(nodeAddress *nodeaddress.Module) *Module {
 // `kubectl describe` shows is at most 5 s old.
 const ProgressEvery = 5 * time.Second
 
+// StatusEvery bounds how often the statuses (the MetalLB objects' and the
+// ClusterOperator's) are written: a change less than StatusEvery after the
+// last write waits for the rest of it, and is written then if it still
+// stands. A spec or a configuration flapping many times a second is written
+// at most twice a second, each state that lasted being reported, the last
+// one included, at most half a second late.
+const StatusEvery = 500 * time.Millisecond
+
 // newModule returns the module with its settings given, complete.
 func newModule(opts Options, nodeAddress *nodeaddress.Module) (*Module, error) {
 	m := &Module{opts: opts, nodeAddress: nodeAddress}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -44,6 +45,12 @@ type Reconciler struct {
 	mu       sync.Mutex                       // held by Reconcile: what follows is its own
 	watching map[schema.GroupVersionKind]bool // configuration kinds watched
 	told     map[string]bool                  // the notices given, of the last plan only
+
+	// pace tells the time of the statuses' writes, and statusWritten is the
+	// last one's: the real time always, the API server's load being real
+	// when a test moves the clock of the rollouts.
+	pace          clock.PassiveClock
+	statusWritten time.Time
 }
 
 // request is the one request every event maps to.
@@ -72,6 +79,7 @@ func add(mgr ctrl.Manager, opts Options, inv manifests.Inventory, reporter publi
 		nodeAddress: nodeAddress,
 		watching:    map[schema.GroupVersionKind]bool{},
 		told:        map[string]bool{},
+		pace:        clock.RealClock{},
 	}
 	if r.lookup, err = newLookupCache(mgr, inv, opts.Namespace); err != nil {
 		return nil, err
@@ -84,12 +92,19 @@ func add(mgr ctrl.Manager, opts Options, inv manifests.Inventory, reporter publi
 // it went. Reconciles run one at a time: the reconciler remembers the
 // notices it gave.
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	result, _, err := r.reconcile(ctx)
+	return result, err
+}
+
+// reconcile is Reconcile; it also tells how long the statuses' writes are
+// held back (the result's RequeueAfter comes back to write them).
+func (r *Reconciler) reconcile(ctx context.Context) (reconcile.Result, time.Duration, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	start := r.clock.Now()
 	s, err := r.observe(ctx, start)
 	if err != nil {
-		return reconcile.Result{}, fmt.Errorf("reading the cluster: %w", err)
+		return reconcile.Result{}, 0, fmt.Errorf("reading the cluster: %w", err)
 	}
 	p := plan.Make(s, r.opts, start) // the snapshot's time: what observe read for
 	if p.NodeAddress != nil {
@@ -99,10 +114,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	changes, err := r.write(ctx, s, p)
 	report := p.Report(err)
-	err = errors.Join(p.Failed(err), r.publish(ctx, s, p, report, changes))
-	ctrl.LoggerFrom(ctx).V(1).Info("reconciled", append(p.LogValues(), "duration", r.clock.Since(start), "error", err)...)
+	held, publishErr := r.publish(ctx, s, p, report, changes)
+	err = errors.Join(p.Failed(err), publishErr)
+	ctrl.LoggerFrom(ctx).V(1).Info("reconciled", append(p.LogValues(), "duration", r.clock.Since(start), "statusHeld", held, "error", err)...)
 	if err != nil {
-		return reconcile.Result{}, err // retried with backoff
+		return reconcile.Result{}, held, err // retried with backoff
 	}
-	return reconcile.Result{RequeueAfter: p.RequeueAfter}, nil
+	if held > 0 && (p.RequeueAfter == 0 || held < p.RequeueAfter) {
+		return reconcile.Result{RequeueAfter: held}, held, nil
+	}
+	return reconcile.Result{RequeueAfter: p.RequeueAfter}, held, nil
 }

@@ -41,17 +41,7 @@ func (w *ClusterOperator) Write(ctx context.Context, co *configv1.ClusterOperato
 	if co == nil {
 		return false, nil
 	}
-	next := co.Status.DeepCopy()
-	for _, c := range r.Conditions {
-		v1helpers.SetStatusCondition(&next.Conditions, configv1.ClusterOperatorStatusCondition{
-			Type: configv1.ClusterStatusConditionType(c.Type), Status: configv1.ConditionStatus(c.Status),
-			Reason: c.Reason, Message: c.Message,
-		}, w.Clock)
-	}
-	if r.Versions != nil {
-		next.Versions = r.Versions
-	}
-	next.RelatedObjects = r.RelatedObjects
+	next := w.next(co, r)
 	if equality.Semantic.DeepEqual(&co.Status, next) {
 		return true, nil
 	}
@@ -63,4 +53,25 @@ func (w *ClusterOperator) Write(ctx context.Context, co *configv1.ClusterOperato
 	updated := co.DeepCopy() // co may be the cache's
 	updated.Status = *next
 	return true, w.Client.Status().Patch(ctx, updated, patch)
+}
+
+// Changes tells whether Write would write the report on co.
+func (w *ClusterOperator) Changes(co *configv1.ClusterOperator, r status.OperandStatus) bool {
+	return co != nil && !equality.Semantic.DeepEqual(&co.Status, w.next(co, r))
+}
+
+// next is co's status with the report on it.
+func (w *ClusterOperator) next(co *configv1.ClusterOperator, r status.OperandStatus) *configv1.ClusterOperatorStatus {
+	next := co.Status.DeepCopy()
+	for _, c := range r.Conditions {
+		v1helpers.SetStatusCondition(&next.Conditions, configv1.ClusterOperatorStatusCondition{
+			Type: configv1.ClusterStatusConditionType(c.Type), Status: configv1.ConditionStatus(c.Status),
+			Reason: c.Reason, Message: c.Message,
+		}, w.Clock)
+	}
+	if r.Versions != nil {
+		next.Versions = r.Versions
+	}
+	next.RelatedObjects = r.RelatedObjects
+	return next
 }

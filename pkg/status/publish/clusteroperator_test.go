@@ -110,8 +110,14 @@ func write(t *testing.T, w *publish.ClusterOperator, r status.OperandStatus) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	changes := w.Changes(co, r)
 	if ok, err := w.Write(t.Context(), co, r); !ok || err != nil {
 		t.Fatalf("write: wrote %v, error %v", ok, err)
+	}
+	// Changes told whether Write was to write, and now has nothing to write.
+	after := get(t, w.Client)
+	if wrote := after.ResourceVersion != co.ResourceVersion; changes != wrote || w.Changes(after, r) {
+		t.Errorf("Changes said %v before a write that wrote %v, and %v after it", changes, wrote, w.Changes(after, r))
 	}
 }
 
