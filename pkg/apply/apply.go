@@ -78,16 +78,20 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured) 
 // before their bindings, a workload after its ServiceAccount, ConfigMaps and
 // Secrets, a kind not known after all before it). A
 // CustomResourceDefinition is waited for until it is Established and its
-// kind is mapped, so that custom resources that follow can be written.
+// kind is mapped, so that custom resources that follow can be written. The
+// writes of a wave all run to their end, even when one fails: a write
+// cancelled on its way may still be made by the API server, and the caller
+// would not learn that it created the object (under injected faults, the
+// memberlist key's MemberlistKeyGenerated Event was lost so).
 func (a *Applier) Write(ctx context.Context, objs []*unstructured.Unstructured, existed func(*unstructured.Unstructured) bool) ([]Change, error) {
 	var changes []Change
 	for _, run := range waves(objs) {
 		done := make([]*Change, len(run))
-		g, gctx := errgroup.WithContext(ctx)
+		var g errgroup.Group
 		g.SetLimit(concurrentWrites)
 		for i, o := range run {
 			g.Go(func() error {
-				change, err := a.writeOne(gctx, o, existed)
+				change, err := a.writeOne(ctx, o, existed)
 				if err != nil {
 					return fmt.Errorf("applying %s: %w", objects.Describe(o), err)
 				}
