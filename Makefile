@@ -30,7 +30,7 @@ E2E_TIMEOUT ?= 30m
 export TESTENV_TOOLS_PATH := $(shell hack/tools.sh path)
 CONTROLLER_GEN = $(shell hack/tools.sh path | tr : '\n' | grep controller-tools)/controller-gen
 
-.PHONY: all build tools test test-unit test-integration test-e2e failover-figures soak verify generate-verify bench demo clean update-bindata generate debian-packages
+.PHONY: all build tools test test-unit test-integration test-e2e test-faults failover-figures soak verify generate-verify bench demo clean update-bindata generate debian-packages
 
 all: build
 
@@ -71,6 +71,18 @@ failover-figures: tools debian-packages
 SOAK_FOR ?= 10m
 soak: tools debian-packages
 	$(GO) test $(TESTFLAGS) -tags soak -run TestSoakFastProfile ./test/e2e/ -soak-for=$(SOAK_FOR)
+
+## test-faults: the module's stories under injected faults (TestStoriesUnderFaults),
+## run again and again with a random seed each time until FAULTS_MINUTES have
+## passed or a run fails; its log names the seed, and `FAULT_SEED=N make
+## test-faults` runs that one once. make test runs them with the seed 1.
+FAULTS_MINUTES ?= 30
+test-faults: tools
+	@if [ -n "$$FAULT_SEED" ]; then exec $(GO) test $(TESTFLAGS) -run TestStoriesUnderFaults ./pkg/network/metallb/; fi; \
+	end=$$(( $$(date +%s) + 60 * $(FAULTS_MINUTES) )); \
+	while [ $$(date +%s) -lt $$end ]; do \
+		FAULT_SEED=random $(GO) test $(TESTFLAGS) -run TestStoriesUnderFaults ./pkg/network/metallb/ || exit 1; \
+	done
 
 ## update-bindata: copy MetalLB's CRDs and native manifest from the pinned release.
 update-bindata:

@@ -64,7 +64,9 @@ type moduleEnv struct {
 	writeLog atomic.Bool
 	mu       sync.Mutex
 	written  map[string]int
-	stop     func()
+	// faults, when set before run, are injected into the module's requests.
+	faults *testenv.Faults
+	stop   func()
 }
 
 func testOptions() Options {
@@ -83,6 +85,15 @@ func testOptions() Options {
 // startModule starts a control plane, and the module against it with opts.
 func startModule(t testing.TB, envOpts testenv.Options, opts Options) *moduleEnv {
 	t.Helper()
+	m := newModuleEnv(t, envOpts)
+	m.run(t, opts)
+	return m
+}
+
+// newModuleEnv starts a control plane with the MetalLB object's API and
+// MetalLB's namespace: the module is not running yet.
+func newModuleEnv(t testing.TB, envOpts testenv.Options) *moduleEnv {
+	t.Helper()
 	env := testenv.New(t, envOpts)
 	m := &moduleEnv{Env: env, client: env.Client(t, testScheme)}
 	if err := InstallAPI(t.Context(), m.client); err != nil {
@@ -91,8 +102,16 @@ func startModule(t testing.TB, envOpts testenv.Options, opts Options) *moduleEnv
 	if err := m.client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: manifests.DefaultNamespace}}); err != nil {
 		t.Fatal(err)
 	}
-	m.run(t, opts)
 	return m
+}
+
+// within is how long a story waits for what takes d without faults: longer
+// when the module's requests meet faults.
+func (m *moduleEnv) within(d time.Duration) time.Duration {
+	if m.faults == nil {
+		return d
+	}
+	return faultSlack * d
 }
 
 func clientWithWatch(env *testenv.Env) (client.WithWatch, error) {
@@ -118,6 +137,9 @@ func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
 func (m *moduleEnv) run(t testing.TB, opts Options) {
 	t.Helper()
 	cfg := rest.CopyConfig(m.Config)
+	if m.faults != nil {
+		cfg.Wrap(m.sparingEvents) // inside the count: every attempt counts
+	}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 			if req.Method != http.MethodGet {
@@ -201,6 +223,20 @@ func writtenResource(p string) string {
 		return strings.Join(parts[2:], "/")
 	}
 	return strings.Join(parts[min(3, len(parts)):], "/")
+}
+
+// sparingEvents wraps rt with the faults, but for Events: client-go's
+// recorder sends them best effort, dropping one the API server refuses (it
+// retries only when the server cannot be reached), and a story that checks
+// an Event would fail for that design, not for the module.
+func (m *moduleEnv) sparingEvents(rt http.RoundTripper) http.RoundTripper {
+	faulty := m.faults.Wrap(rt)
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if isEventPath(req.URL.Path) {
+			return rt.RoundTrip(req)
+		}
+		return faulty.RoundTrip(req)
+	})
 }
 
 // isEventPath tells whether a request's path is that of Events: .../events or

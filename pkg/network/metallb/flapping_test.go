@@ -7,7 +7,6 @@ import (
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
@@ -29,15 +28,8 @@ const (
 // second of the last switch.
 func TestFlappingSpecWritesPerOutcome(t *testing.T) {
 	t.Parallel()
-	env := testenv.New(t, testenv.Options{})
-	m := &moduleEnv{Env: env, client: env.Client(t, testScheme)}
+	m := newModuleEnv(t, testenv.Options{})
 	m.installClusterOperator(t)
-	if err := InstallAPI(t.Context(), m.client); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: manifests.DefaultNamespace}}); err != nil {
-		t.Fatal(err)
-	}
 	m.run(t, testOptions())
 	if err := m.client.Create(t.Context(), &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName}}); err != nil {
 		t.Fatal(err)

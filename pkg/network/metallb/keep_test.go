@@ -151,7 +151,13 @@ func TestControllerScaledToZeroIsUndone(t *testing.T) {
 // Deployment: adoption removed the owner reference, and the key is kept.
 func TestAdoptedMemberlistKeyOutlivesDeactivation(t *testing.T) {
 	t.Parallel()
-	m := startModule(t, testenv.Options{ControllerManager: true}, testOptions())
+	adoptionStory(t, startModule(t, adoptionEnv, testOptions()))
+}
+
+// adoptionEnv is the control plane of adoptionStory.
+var adoptionEnv = testenv.Options{ControllerManager: true}
+
+func adoptionStory(t *testing.T, m *moduleEnv) {
 	upstream := m.createUpstreamController(t)
 	key := []byte("the-upstream-memberlist-key")
 	secret := &corev1.Secret{
@@ -172,14 +178,14 @@ func TestAdoptedMemberlistKeyOutlivesDeactivation(t *testing.T) {
 	m.annotateAdoption(t)
 	m.waitCRDs(t)
 	pool := m.createPool(t, manifests.DefaultNamespace, "pool1")
-	waitFor(t, "the memberlist Secret adopted", 10*time.Second, func(ctx context.Context) (bool, error) {
+	waitFor(t, "the memberlist Secret adopted", m.within(10*time.Second), func(ctx context.Context) (bool, error) {
 		err := m.client.Get(ctx, client.ObjectKeyFromObject(secret), secret)
 		return err == nil && secret.Labels[manifests.ManagedByLabel] == manifests.ManagedBy && len(secret.OwnerReferences) == 0, err
 	})
 	if err := m.client.Delete(t.Context(), pool); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the controller Deployment deleted", 10*time.Second, func(ctx context.Context) (bool, error) {
+	waitFor(t, "the controller Deployment deleted", m.within(10*time.Second), func(ctx context.Context) (bool, error) {
 		return m.get(t, objects.Deployment, manifests.DefaultNamespace, manifests.ControllerName) == nil, nil
 	})
 	m.waitGarbageCollected(t, canary)

@@ -27,12 +27,15 @@ import (
 // the memberlist key for the next time.
 func TestActivationRepairAndDeactivation(t *testing.T) {
 	t.Parallel()
-	m := startModule(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(3)}, testOptions())
+	activationStory(t, startModule(t, activationEnv, testOptions()))
+}
 
+// activationEnv is the control plane of activationStory.
+var activationEnv = testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(3)}
+
+func activationStory(t *testing.T, m *moduleEnv) {
 	// No configuration: the CRDs and the namespace, nothing else.
-	waitFor(t, "MetalLB's CRDs", 30*time.Second, func(ctx context.Context) (bool, error) {
-		return m.crdCount(ctx) == 9, nil
-	})
+	m.waitCRDs(t)
 	m.assertAbsent(t, "Deployment/controller", "DaemonSet/speaker", "Secret/memberlist")
 
 	// A pool in another namespace changes nothing, and is told why.
@@ -54,7 +57,7 @@ func TestActivationRepairAndDeactivation(t *testing.T) {
 	if err := m.client.Delete(t.Context(), pool); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "MetalLB deactivated", 10*time.Second, func(ctx context.Context) (bool, error) {
+	waitFor(t, "MetalLB deactivated", m.within(10*time.Second), func(ctx context.Context) (bool, error) {
 		var services corev1.ServiceList
 		err := m.client.List(ctx, &services, client.InNamespace(manifests.DefaultNamespace))
 		return err == nil && len(services.Items) == 0 &&
@@ -88,7 +91,7 @@ func (m *moduleEnv) assertDriftRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	waitFor(t, "the speaker DaemonSet restored", 5*time.Second, func(context.Context) (bool, error) {
+	waitFor(t, "the speaker DaemonSet restored", m.within(5*time.Second), func(context.Context) (bool, error) {
 		o := m.get(t, objects.DaemonSet, manifests.DefaultNamespace, manifests.SpeakerName)
 		return o != nil && o.GetUID() != ds.GetUID(), nil
 	})
@@ -100,7 +103,7 @@ func (m *moduleEnv) assertDriftRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	waitFor(t, "the controller image restored", 5*time.Second, func(context.Context) (bool, error) {
+	waitFor(t, "the controller image restored", m.within(5*time.Second), func(context.Context) (bool, error) {
 		o := m.get(t, objects.Deployment, manifests.DefaultNamespace, manifests.ControllerName)
 		return strings.Contains(containerImage(o), "quay.io/metallb/controller:"), nil
 	})
@@ -137,7 +140,7 @@ func containerImage(o *unstructured.Unstructured) string {
 // and the controller Deployment exists.
 func (m *moduleEnv) waitSpeakers(t *testing.T, n int64) {
 	t.Helper()
-	waitFor(t, "speakers on every node", 30*time.Second, func(context.Context) (bool, error) {
+	waitFor(t, "speakers on every node", m.within(30*time.Second), func(context.Context) (bool, error) {
 		ds := m.get(t, objects.DaemonSet, manifests.DefaultNamespace, "speaker")
 		if ds == nil || m.get(t, objects.Deployment, manifests.DefaultNamespace, "controller") == nil {
 			return false, nil
@@ -196,7 +199,7 @@ func (m *moduleEnv) assertAbsent(t *testing.T, objects ...string) {
 func (m *moduleEnv) waitEvent(t *testing.T, namespace, name, reason, want string) {
 	t.Helper()
 	var seen []string
-	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, m.within(10*time.Second), true, func(ctx context.Context) (bool, error) {
 		var events corev1.EventList
 		if err := m.client.List(ctx, &events, client.InNamespace(namespace)); err != nil {
 			return false, err

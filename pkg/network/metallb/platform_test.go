@@ -157,7 +157,7 @@ func (m *moduleEnv) installCRDs(t *testing.T) {
 
 func (m *moduleEnv) waitCRDs(t testing.TB) {
 	t.Helper()
-	waitFor(t, "MetalLB's CRDs", 30*time.Second, func(ctx context.Context) (bool, error) {
+	waitFor(t, "MetalLB's CRDs", m.within(30*time.Second), func(ctx context.Context) (bool, error) {
 		return m.crdCount(ctx) == 9, nil
 	})
 }

@@ -37,16 +37,19 @@ func TestUpgrade(t *testing.T) {
 	t.Parallel()
 	for _, maxUnavailable := range []string{"1", "10%"} {
 		t.Run("maxUnavailable="+maxUnavailable, func(t *testing.T) {
-			upgradeStory(t, intstr.Parse(maxUnavailable), nil)
+			upgradeStory(t, startModule(t, upgradeEnv, releaseOptions("A")), intstr.Parse(maxUnavailable), nil)
 		})
 	}
 }
+
+// upgradeEnv is the control plane of upgradeStory.
+var upgradeEnv = testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(upgradeNodes)}
 
 // The same upgrade with the operator killed and restarted three times on the
 // way: the same end, and never the new version early.
 func TestUpgradeAcrossOperatorRestarts(t *testing.T) {
 	t.Parallel()
-	upgradeStory(t, intstr.FromInt32(1), []int{10, 25, 40})
+	upgradeStory(t, startModule(t, upgradeEnv, releaseOptions("A")), intstr.FromInt32(1), []int{10, 25, 40})
 }
 
 // releaseOptions returns the module's options for a release: its version and images.
@@ -62,16 +65,16 @@ func releaseOptions(version string) Options {
 
 var updatedMessage = regexp.MustCompile(`speaker: (\d+) of 50 nodes updated`)
 
-// upgradeStory deploys release A, then runs release B, restarting the module
-// when the number of updated speakers reaches each of restartAt.
-func upgradeStory(t *testing.T, maxUnavailable intstr.IntOrString, restartAt []int) {
-	m := startModule(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(upgradeNodes)}, releaseOptions("A"))
+// upgradeStory deploys release A with m, the module running it, then runs
+// release B, restarting the module when the number of updated speakers
+// reaches each of restartAt.
+func upgradeStory(t *testing.T, m *moduleEnv, maxUnavailable intstr.IntOrString, restartAt []int) {
 	obj := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName},
 		Spec: v1beta1.MetalLBSpec{SpeakerConfig: &v1beta1.SpeakerConfig{MaxUnavailable: &maxUnavailable}}}
 	if err := m.client.Create(t.Context(), obj); err != nil {
 		t.Fatal(err)
 	}
-	m.waitStatus(t, "A", 60*time.Second)
+	m.waitStatus(t, "A", m.within(time.Minute))
 	key := m.memberlistKey(t)
 	down, err := intstr.GetScaledValueFromIntOrPercent(&maxUnavailable, upgradeNodes, true)
 	if err != nil {
@@ -85,7 +88,7 @@ func upgradeStory(t *testing.T, maxUnavailable intstr.IntOrString, restartAt []i
 	m.run(t, releaseOptions("B"))
 	w.follow(t, m, "B")
 	w.assertPace(t, down)
-	m.waitStatus(t, "B", 10*time.Second)
+	m.waitStatus(t, "B", m.within(10*time.Second))
 	if got := m.memberlistKey(t); got != key {
 		t.Error("the memberlist key changed during the upgrade")
 	}
@@ -99,11 +102,12 @@ func upgradeStory(t *testing.T, maxUnavailable intstr.IntOrString, restartAt []i
 // checking each step, and restarting the module where asked.
 func (w *upgradeWatch) follow(t *testing.T, m *moduleEnv, version string) {
 	t.Helper()
-	timeout := time.After(3 * time.Minute)
+	bound := m.within(3 * time.Minute)
+	timeout := time.After(bound)
 	for {
 		select {
 		case <-timeout:
-			t.Fatalf("the upgrade did not finish within 3 minutes; pods: %s", w.describe())
+			t.Fatalf("the upgrade did not finish within %s; pods: %s", bound, w.describe())
 		case e := <-w.daemonSets.ResultChan():
 			if ds, ok := e.Object.(*appsv1.DaemonSet); ok {
 				w.checkDaemonSet(t, e.Type, ds)

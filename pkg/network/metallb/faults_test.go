@@ -1,0 +1,54 @@
+package metallb
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+)
+
+// faultSlack is how many times longer a story may take to converge when the
+// module's requests meet testenv.DefaultFaultRates.
+const faultSlack = 6
+
+// The module's stories again, with faults in the module's requests
+// (testenv.DefaultFaultRates: a quarter of its writes answered 500, 503, 429
+// or 409 and not made, a tenth of its requests held 1-3 s, every watch cut
+// within 20 s): each converges within its bounds times faultSlack, loses
+// nothing its checks look at (the memberlist key, the CRDs, the user's
+// pools), never reports a version early, and once the faults stop the module
+// settles and writes nothing more. The seed is logged; FAULT_SEED sets it
+// (`make test-faults` runs the stories with random seeds).
+func TestStoriesUnderFaults(t *testing.T) {
+	t.Parallel()
+	seed := testenv.FaultSeed(t)
+	for i, story := range []struct {
+		name string
+		env  testenv.Options
+		opts Options
+		run  func(*testing.T, *moduleEnv)
+	}{
+		{"activation, drift and deactivation", activationEnv, testOptions(), activationStory},
+		{"upgrade", upgradeEnv, releaseOptions("A"), func(t *testing.T, m *moduleEnv) {
+			upgradeStory(t, m, intstr.FromString("10%"), nil)
+		}},
+		{"adoption", adoptionEnv, testOptions(), adoptionStory},
+	} {
+		t.Run(story.name, func(t *testing.T) {
+			t.Parallel()
+			m := newModuleEnv(t, story.env)
+			m.faults = testenv.NewFaults(seed+uint64(i), testenv.DefaultFaultRates)
+			m.run(t, story.opts)
+			story.run(t, m)
+			m.faults.Stop()
+			seen := m.faults.Seen()
+			t.Logf("faults seen: %s", seen)
+			if len(seen.Failed) == 0 || seen.Delayed == 0 {
+				t.Errorf("the story met no failed write or no delay: %s", seen)
+			}
+			settle(t, m)
+			m.assertWritesNothing(t, 20)
+		})
+	}
+}
