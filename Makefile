@@ -51,9 +51,10 @@ test: tools debian-packages
 test-unit:
 	$(GO) test $(TESTFLAGS) -short ./...
 
-## test-integration: the packages' tests, against a real control plane.
+## test-integration: the packages' tests, against a real control plane, and
+## those of hack/'s programs and of the docs.
 test-integration: tools
-	$(RECAP) $(GO) test $(TESTFLAGS) -json ./cmd/... ./pkg/...
+	$(RECAP) $(GO) test $(TESTFLAGS) -json ./cmd/... ./pkg/... ./hack/... ./test/docs/...
 
 ## test-e2e: the operator binary driven through whole stories; as root also
 ## the stories with the real MetalLB binaries in network namespaces.

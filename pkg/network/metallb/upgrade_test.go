@@ -92,7 +92,12 @@ func upgradeStory(t *testing.T, m *moduleEnv, maxUnavailable intstr.IntOrString,
 	if got := m.memberlistKey(t); got != key {
 		t.Error("the memberlist key changed during the upgrade")
 	}
-	assertProgressReported(t, w.progress)
+	if m.faults == nil {
+		// Under faults a rollout of seconds can end before any write of its
+		// progress gets through (each failure backs the reconciles off):
+		// those stories are about convergence and a version never early.
+		assertProgressReported(t, w.progress)
+	}
 	if len(w.restarts) > 0 {
 		t.Errorf("the upgrade finished before the restarts at %v updated speakers", w.restarts)
 	}
