@@ -3,6 +3,7 @@ package metallb
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -55,15 +56,11 @@ type moduleEnv struct {
 	*testenv.Env
 	client client.Client
 	r      *Reconciler
-	// writes counts the mutating requests the module made but Events, which
-	// its recorder sends in the background, at a time of its own; events
-	// counts the Events the module gives.
-	writes, events atomic.Int64
-	// writeLog, once set, has each mutating request's method and resource,
-	// Events included, counted in written.
-	writeLog atomic.Bool
-	mu       sync.Mutex
-	written  map[string]int
+	// written counts the mutating requests the module made by method and
+	// resource, Events included; events counts the Events the module gives.
+	mu      sync.Mutex
+	written map[string]int
+	events  atomic.Int64
 	// faults, when set before run, are injected into the module's requests.
 	faults *testenv.Faults
 	stop   func()
@@ -143,10 +140,7 @@ func (m *moduleEnv) run(t testing.TB, opts Options) {
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 			if req.Method != http.MethodGet {
-				m.logWrite(req)
-			}
-			if req.Method != http.MethodGet && !isEventPath(req.URL.Path) {
-				m.writes.Add(1)
+				m.countWrite(req)
 			}
 			return rt.RoundTrip(req)
 		})
@@ -192,10 +186,7 @@ func (m *moduleEnv) run(t testing.TB, opts Options) {
 	t.Cleanup(m.stop)
 }
 
-func (m *moduleEnv) logWrite(req *http.Request) {
-	if !m.writeLog.Load() {
-		return
-	}
+func (m *moduleEnv) countWrite(req *http.Request) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.written == nil {
@@ -204,15 +195,35 @@ func (m *moduleEnv) logWrite(req *http.Request) {
 	m.written[req.Method+" "+writtenResource(req.URL.Path)]++
 }
 
-// loggedWrites returns how many writes writeLog counted, and of which kinds.
-func (m *moduleEnv) loggedWrites() (int, string) {
+// writeCounts returns how many writes of each kind the module made so far.
+func (m *moduleEnv) writeCounts() map[string]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return maps.Clone(m.written)
+}
+
+// writes counts the writes the module made but Events, which its recorder
+// sends in the background, at a time of its own.
+func (m *moduleEnv) writes() int {
 	n := 0
-	for _, c := range m.written {
-		n += c
+	for kind, c := range m.writeCounts() {
+		if _, resource, _ := strings.Cut(kind, " "); !isEventPath(resource) {
+			n += c
+		}
 	}
-	return n, fmt.Sprint(m.written)
+	return n
+}
+
+// writesSince returns how many writes, Events included, the module made
+// since it had made those counted in before, and of which kinds.
+func (m *moduleEnv) writesSince(before map[string]int) (int, string) {
+	since, n := map[string]int{}, 0
+	for kind, c := range m.writeCounts() {
+		if d := c - before[kind]; d > 0 {
+			since[kind], n = d, n+d
+		}
+	}
+	return n, fmt.Sprint(since)
 }
 
 // writtenResource is a request path without its API prefix and version:

@@ -67,9 +67,9 @@ func TestStoriesUnderFaults(t *testing.T) {
 // waitQuiet waits until the module has made no write for quiet, within bound.
 func (m *moduleEnv) waitQuiet(t *testing.T, quiet, bound time.Duration) {
 	t.Helper()
-	last, since := m.writes.Load(), time.Now()
+	last, since := m.writes(), time.Now()
 	waitFor(t, "the module to stop writing", bound, func(context.Context) (bool, error) {
-		if n := m.writes.Load(); n != last {
+		if n := m.writes(); n != last {
 			last, since = n, time.Now()
 		}
 		return time.Since(since) >= quiet, nil

@@ -40,7 +40,7 @@ func TestFlappingSpecWritesPerOutcome(t *testing.T) {
 
 	// Switch i sets specs[i%2]: the last of an even number sets the valid one.
 	specs := [2]string{`speakerConfig: {priorityClassName: does-not-exist}`, `logLevel: info`}
-	m.writeLog.Store(true)
+	before := m.writeCounts()
 	tick := time.NewTicker(flapPeriod)
 	defer tick.Stop()
 	for i := range flapSwitches {
@@ -58,7 +58,7 @@ func TestFlappingSpecWritesPerOutcome(t *testing.T) {
 		t.Errorf("the last state was reported %s after the last switch, want at most 1s", took)
 	}
 	settle(t, m)
-	n, kinds := m.loggedWrites()
+	n, kinds := m.writesSince(before)
 	if n > 3*flapSwitches {
 		t.Errorf("%d switches made %d writes, want at most %d: %s", flapSwitches, n, 3*flapSwitches, kinds)
 	}

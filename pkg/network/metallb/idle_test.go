@@ -30,7 +30,7 @@ func TestIdleModuleWritesNothing(t *testing.T) {
 	m.waitSpeakerDaemonSet(t)
 	m.waitDegraded(t, clusterObject, isFalse)
 	m.waitEvent(t, "default", "elsewhere", "Ignored", "is outside metallb-system")
-	if m.writes.Load() == 0 {
+	if m.writes() == 0 {
 		t.Fatal("no write counted while MetalLB was deployed: the counter does not count")
 	}
 	settle(t, m)
@@ -40,13 +40,13 @@ func TestIdleModuleWritesNothing(t *testing.T) {
 // assertWritesNothing reconciles n times: no write, and no Event.
 func (m *moduleEnv) assertWritesNothing(t *testing.T, n int) {
 	t.Helper()
-	writes, events := m.writes.Load(), m.events.Load()
+	writes, events := m.writes(), m.events.Load()
 	for range n {
 		if _, err := m.r.Reconcile(t.Context(), request); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if d := m.writes.Load() - writes; d != 0 {
+	if d := m.writes() - writes; d != 0 {
 		t.Errorf("%d reconciles of an unchanged cluster made %d mutating requests, want 0", n, d)
 	}
 	if d := m.events.Load() - events; d != 0 {
