@@ -14,6 +14,7 @@ var (
 	configMap          = schema.GroupKind{Kind: "ConfigMap"}
 	secret             = schema.GroupKind{Kind: "Secret"}
 	service            = schema.GroupKind{Kind: "Service"}
+	networkPolicy      = schema.GroupKind{Group: "networking.k8s.io", Kind: "NetworkPolicy"}
 	role               = schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "Role"}
 	clusterRole        = schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}
 	roleBinding        = schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}
@@ -33,6 +34,7 @@ var needs = map[schema.GroupKind][]schema.GroupKind{
 	configMap:          nil,
 	secret:             nil,
 	service:            nil,
+	networkPolicy:      nil,
 	role:               nil,
 	clusterRole:        nil,
 	roleBinding:        {role, clusterRole},

@@ -108,6 +108,34 @@ type MetalLBSpec struct {
 	// this operator's; the upstream operator has none.
 	// +optional
 	NodeAddress *NodeAddress `json:"nodeAddress,omitempty"`
+
+	// NetworkPolicies are the NetworkPolicies the operator puts in MetalLB's
+	// namespace: a default deny, and what MetalLB's pods need allowed. A field
+	// of this operator's; the upstream operator has none.
+	// +optional
+	NetworkPolicies *NetworkPolicies `json:"networkPolicies,omitempty"`
+}
+
+// NetworkPoliciesMode tells whether the operator renders NetworkPolicies.
+// +kubebuilder:validation:Enum=Enabled;Disabled
+type NetworkPoliciesMode string
+
+// Network policy modes.
+const (
+	// NetworkPoliciesEnabled isolates MetalLB's pods: a default-deny policy
+	// for every pod of MetalLB's namespace, and policies that allow what
+	// MetalLB's pods serve and reach (docs/user-guide.md lists them).
+	NetworkPoliciesEnabled NetworkPoliciesMode = "Enabled"
+	// NetworkPoliciesDisabled renders none, and removes those the operator
+	// rendered; NetworkPolicies the user wrote are left alone.
+	NetworkPoliciesDisabled NetworkPoliciesMode = "Disabled"
+)
+
+// NetworkPolicies configures the NetworkPolicies of MetalLB's namespace.
+type NetworkPolicies struct {
+	// Mode is Enabled or Disabled. Default: Enabled.
+	// +optional
+	Mode NetworkPoliciesMode `json:"mode,omitempty"`
 }
 
 // NodeAddressMode tells whether the node-address mode is on.

@@ -36,7 +36,17 @@ type data struct {
 	MemberlistConfig string
 	Controller       podData
 	Speaker          podData
+	// NetworkPolicies has the NetworkPolicies rendered; APIServerPorts are
+	// the ports their egress rules allow towards the API server.
+	NetworkPolicies bool
+	APIServerPorts  []int
 }
+
+// apiServerPorts are the ports MetalLB's pods reach the API server on, as
+// network policies see them: after the kubernetes Service's 443 is translated
+// to an endpoint, 6443 on OpenShift, kubeadm and k3s; 443 where the endpoints
+// listen on the Service's own port.
+var apiServerPorts = []int{443, 6443}
 
 // frrK8sData is what the frr-k8s templates place beyond the speakers' pod
 // settings, which frr-k8s's DaemonSet follows.
@@ -114,6 +124,8 @@ func newData(s Settings, memberlistKey string) data {
 		MemberlistConfig: memberlistConfig,
 		Controller:       newPodData(s.Images.Controller, s.Controller, controllerDefaults),
 		Speaker:          speaker,
+		NetworkPolicies:  s.NetworkPolicies,
+		APIServerPorts:   apiServerPorts,
 	}
 }
 

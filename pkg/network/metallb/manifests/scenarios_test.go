@@ -41,6 +41,7 @@ var scenarios = []scenario{
 	{name: "frr-k8s"},
 	{name: "frr-k8s-speaker-settings"},
 	{name: "failure-detection-fast"},
+	{name: "network-policies-disabled"},
 	{name: "custom-images", env: map[string]string{
 		ControllerImageEnv: "registry.example.com/metallb/controller@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 		SpeakerImageEnv:    "registry.example.com/metallb/speaker:" + release.MetalLB + "-patched",

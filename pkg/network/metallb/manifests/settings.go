@@ -26,6 +26,8 @@ type Settings struct {
 	FailureDetection v1beta1.FailureDetectionProfile
 	// NodeAddress is the node-address mode's setting, nil when unset.
 	NodeAddress *v1beta1.NodeAddress
+	// NetworkPolicies has the NetworkPolicies of MetalLB's namespace rendered.
+	NetworkPolicies bool
 }
 
 // Environment is what the operator's flags and environment decide, as opposed
@@ -61,6 +63,7 @@ func SettingsFor(env Environment, obj *v1beta1.MetalLB) (Settings, error) {
 		BGPBackend:       v1beta1.BGPBackendNative,
 		MaxUnavailable:   intstr.FromInt32(1),
 		FailureDetection: v1beta1.FailureDetectionDefault,
+		NetworkPolicies:  true,
 	}
 	if obj == nil {
 		return s, nil
@@ -90,6 +93,9 @@ func applySpec(s *Settings, spec *v1beta1.MetalLBSpec) {
 		s.FailureDetection = fd.Profile
 	}
 	s.NodeAddress = spec.NodeAddress
+	if np := spec.NetworkPolicies; np != nil && np.Mode == v1beta1.NetworkPoliciesDisabled {
+		s.NetworkPolicies = false
+	}
 	s.Speaker.NodeSelector = spec.NodeSelector.Labels()
 	s.Speaker.Tolerations = spec.SpeakerTolerations.Core()
 	s.Controller.NodeSelector = spec.ControllerNodeSelector.Labels()

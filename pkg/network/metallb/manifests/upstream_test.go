@@ -110,6 +110,8 @@ var additions = map[string]bool{
 	"ConfigMap/metallb-memberlist-config":          true, // optional upstream: the speakers' memberlist timing
 	"Service/controller-monitor-service":           true, // from upstream's Prometheus variant
 	"Service/speaker-monitor-service":              true,
+	"NetworkPolicy/default-deny":                   true, // upstream's chart has them, off by default
+	"NetworkPolicy/controller":                     true,
 }
 
 // withoutPodDefaults checks that a workload's pods have the operator's

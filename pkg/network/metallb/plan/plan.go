@@ -94,6 +94,7 @@ func (p *Plan) deploy(s *Snapshot, settings manifests.Settings, desired []*unstr
 		want = p.gateWebhooks(s, settings, desired)
 	}
 	want = p.gateConversion(s, settings, want)
+	p.rendered = want
 	if p.invalid != nil && !p.lastValid {
 		// No spec tells what MetalLB should look like: what runs is the best
 		// guess, and stays as it is.

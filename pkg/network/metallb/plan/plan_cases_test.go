@@ -31,11 +31,13 @@ var (
 		"ClusterRoleBinding/metallb-system:controller", "ClusterRoleBinding/metallb-system:speaker", "ConfigMap/metallb-excludel2",
 		"ConfigMap/metallb-memberlist-config",
 		"Secret/metallb-webhook-cert", "Secret/memberlist", "Service/metallb-webhook-service", "Service/controller-monitor-service",
-		"Service/speaker-monitor-service", "Deployment/controller", "DaemonSet/speaker"}
+		"Service/speaker-monitor-service", "NetworkPolicy/default-deny", "NetworkPolicy/controller", "Deployment/controller",
+		"DaemonSet/speaker"}
 	webhooks = "ValidatingWebhookConfiguration/metallb-webhook-configuration"
 	// deactivated is what deactivation prunes: all but the CRDs, the namespace
 	// and the memberlist key, dependents first.
-	deactivated = []string{webhooks, "DaemonSet/speaker", "Deployment/controller", "Service/controller-monitor-service",
+	deactivated = []string{webhooks, "DaemonSet/speaker", "Deployment/controller", "NetworkPolicy/controller",
+		"NetworkPolicy/default-deny", "Service/controller-monitor-service",
 		"Service/metallb-webhook-service", "Service/speaker-monitor-service", "Secret/metallb-webhook-cert", "ConfigMap/metallb-excludel2",
 		"ConfigMap/metallb-memberlist-config",
 		"ClusterRoleBinding/metallb-system:controller", "ClusterRoleBinding/metallb-system:speaker", "RoleBinding/controller",

@@ -4,16 +4,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
 
@@ -23,7 +26,7 @@ func (p *Plan) Report(actErr error) Report {
 	return Report{
 		Conditions:      cs,
 		MetalLB:         p.metallbStatus(cs, !errors.As(actErr, new(*RenderingRefused))),
-		ClusterOperator: clusterOperatorStatus(p.tracking, cs, p.opts.Namespace),
+		ClusterOperator: clusterOperatorStatus(p.tracking, cs, p.opts.Namespace, p.rendered),
 		Deployed:        p.deployed(),
 		Rollouts:        p.rollouts,
 		Transitions:     p.transitionEvents(cs),
@@ -67,17 +70,57 @@ func (p *Plan) metallbStatus(cs status.Conditions, applied bool) *v1beta1.MetalL
 // clusterOperatorStatus is the ClusterOperator's view: the conditions, the
 // versions every part runs (none until a first rollout finishes), and where
 // to look.
-func clusterOperatorStatus(tracking status.Tracking, cs status.Conditions, namespace string) status.OperandStatus {
-	report := status.OperandStatus{Conditions: cs, RelatedObjects: []configv1.ObjectReference{
-		{Resource: "namespaces", Name: namespace},
-		{Group: v1beta1.GroupVersion.Group, Resource: "metallbs", Namespace: namespace, Name: manifests.ObjectName},
-		{Group: "apps", Resource: "deployments", Namespace: namespace, Name: manifests.ControllerName},
-		{Group: "apps", Resource: "daemonsets", Namespace: namespace, Name: manifests.SpeakerName},
-	}}
+func clusterOperatorStatus(tracking status.Tracking, cs status.Conditions, namespace string, rendered []*unstructured.Unstructured) status.OperandStatus {
+	report := status.OperandStatus{Conditions: cs, RelatedObjects: relatedObjects(namespace, rendered)}
 	if v := tracking.Version; v != "" {
 		report.Versions = []configv1.OperandVersion{{Name: "operator", Version: v}, {Name: "metallb", Version: v}}
 	}
 	return report
+}
+
+// relatedObjects name what `oc adm inspect clusteroperator/metallb`, which
+// must-gather runs, collects: MetalLB's namespace (its pods and their logs
+// with it), the MetalLB objects there, every object the module renders, and
+// every object of the kinds its CRDs define, in the namespace for namespaced
+// kinds (a reference with no name is all of them): the pools, advertisements
+// and peers, MetalLB's and frr-k8s's reports.
+func relatedObjects(namespace string, rendered []*unstructured.Unstructured) []configv1.ObjectReference {
+	refs := []configv1.ObjectReference{
+		{Resource: "namespaces", Name: namespace},
+		{Group: v1beta1.GroupVersion.Group, Resource: "metallbs", Namespace: namespace},
+	}
+	add := func(ref configv1.ObjectReference) {
+		if !slices.Contains(refs, ref) {
+			refs = append(refs, ref)
+		}
+	}
+	for _, o := range rendered {
+		gvk := o.GroupVersionKind()
+		plural, _ := meta.UnsafeGuessKindToResource(gvk)
+		add(configv1.ObjectReference{Group: gvk.Group, Resource: plural.Resource, Namespace: o.GetNamespace(), Name: o.GetName()})
+		if gvk == objects.CustomResourceDefinition {
+			if ref, ok := everyObjectOf(o, namespace); ok {
+				add(ref)
+			}
+		}
+	}
+	return refs
+}
+
+// everyObjectOf is the reference to every object of the kind a CRD defines:
+// in namespace if the kind is namespaced (frr-k8s's FRRNodeStates are not).
+func everyObjectOf(crd *unstructured.Unstructured, namespace string) (configv1.ObjectReference, bool) {
+	scope, _, _ := unstructured.NestedString(crd.Object, "spec", "scope")
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
+	if plural == "" {
+		return configv1.ObjectReference{}, false
+	}
+	ref := configv1.ObjectReference{Group: group, Resource: plural}
+	if scope == "Namespaced" {
+		ref.Namespace = namespace
+	}
+	return ref, true
 }
 
 // ignoredStatuses tell, on each MetalLB object that does not count, why; only

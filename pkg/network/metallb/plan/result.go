@@ -81,6 +81,9 @@ type Plan struct {
 	// maxUnavailable is the speakers' rollout pace, for Available.
 	maxUnavailable  intstr.IntOrString
 	clusterOperator *configv1.ClusterOperator
+	// rendered are the objects the module wants in the cluster, for the
+	// ClusterOperator's relatedObjects.
+	rendered []*unstructured.Unstructured
 }
 
 // Held is a rendered object the plan does not write, and why.
