@@ -29,6 +29,7 @@ E2E_TIMEOUT ?= 30m
 # Where pkg/testenv finds etcd, kube-apiserver, kwok, MetalLB, ... (keyed by version).
 export TESTENV_TOOLS_PATH := $(shell hack/tools.sh path)
 CONTROLLER_GEN = $(shell hack/tools.sh path | tr : '\n' | grep controller-tools)/controller-gen
+PROMTOOL = $(shell hack/tools.sh path | tr : '\n' | grep /prometheus-v)/promtool
 
 .PHONY: all build tools test test-unit test-integration test-e2e test-faults failover-figures soak verify generate-verify bench demo clean update-bindata generate debian-packages
 
@@ -109,9 +110,12 @@ generate:
 ## files and MetalLB's copied files up to date, install manifests in step with
 ## the code, no function over 60 lines, the pure packages importing no client,
 ## cache or clock (hack/walls) and the package graph of docs/architecture.md
-## current, no tracked file over 1 MB outside vendor/.
+## current, no tracked file over 1 MB outside vendor/, the alert rules valid
+## (promtool).
 verify: generate-verify
 	hack/update-bindata.sh --verify
+	hack/tools.sh build prometheus
+	$(PROMTOOL) check rules bindata/alerts/*.rules.yaml
 	$(GO) test -short -count=1 -run TestInstallManifestsAgreeWithTheCode ./cmd/cluster-network-operator
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^vendor/')); \
 	  if [ -n "$$out" ]; then echo "gofmt wants to change:"; echo "$$out"; exit 1; fi

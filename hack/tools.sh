@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds the test binaries (etcd, the Kubernetes control plane, kube-proxy, kwok,
-# MetalLB and its previous release, frr-k8s, Helm) and
-# controller-gen from the Go modules pinned under hack/tools, into a cache outside
-# the clone keyed by version. Nothing is downloaded but Go modules.
+# MetalLB and its previous release, frr-k8s, Helm, Prometheus and promtool),
+# controller-gen and prometheus-operator's CRD files from the Go modules pinned
+# under hack/tools, into a cache outside the clone keyed by version. Nothing is
+# downloaded but Go modules.
 #
-#   hack/tools.sh build [group...]   build what is missing (groups: etcd kube kube-proxy kwok metallb metallb-previous frr-k8s helm controller-tools)
+#   hack/tools.sh build [group...]   build what is missing (groups: etcd kube kube-proxy kwok metallb metallb-previous frr-k8s helm controller-tools prometheus prometheus-operator)
 #   hack/tools.sh path               print the colon-separated folders holding the binaries
 #
 # Several runs may start at once (two clones, or make -j): each group is built under
@@ -13,7 +14,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/bmlb-cno/tools
-all_groups=(etcd kube kube-proxy kwok metallb metallb-previous frr-k8s helm controller-tools)
+all_groups=(etcd kube kube-proxy kwok metallb metallb-previous frr-k8s helm controller-tools prometheus prometheus-operator)
 
 # The module whose version names a group's folder, and the packages it builds.
 module_of() {
@@ -25,6 +26,8 @@ module_of() {
     frr-k8s) echo github.com/metallb/frr-k8s ;;
     helm) echo helm.sh/helm/v3 ;;
     controller-tools) echo sigs.k8s.io/controller-tools ;;
+    prometheus) echo github.com/prometheus/prometheus ;;
+    prometheus-operator) echo github.com/prometheus-operator/prometheus-operator ;;
     *) echo "unknown tool group: $1 (want one of: ${all_groups[*]})" >&2; return 1 ;;
   esac
 }
@@ -96,6 +99,20 @@ build_group() {
       go build "${flags[@]}" -ldflags "-s -w" -o "$out/helm" helm.sh/helm/v3/cmd/helm ;;
     controller-tools)
       go build "${flags[@]}" -ldflags "-s -w" -o "$out/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen ;;
+    prometheus) # module v0.316.0 is Prometheus 3.16.0; of the optional service discoveries keep Kubernetes'
+      local release=${version#v0.}
+      release=${release:0:1}.${release:1}
+      go build "${flags[@]}" -tags remove_all_sd,enable_kubernetes_sd \
+        -ldflags "-s -w -X github.com/prometheus/common/version.Version=$release" -o "$out/" \
+        github.com/prometheus/prometheus/cmd/prometheus \
+        github.com/prometheus/prometheus/cmd/promtool ;;
+    prometheus-operator) # nothing built: the CRDs of the monitoring objects the operands may own
+      local m=github.com/prometheus-operator/prometheus-operator src
+      go mod download $m
+      src=$(go list -m -f '{{.Dir}}' $m)/example/prometheus-operator-crd
+      for kind in servicemonitors podmonitors prometheusrules; do
+        install -m 644 "$src/monitoring.coreos.com_$kind.yaml" "$out/"
+      done ;;
   esac
 }
 

@@ -31,7 +31,8 @@ var toolsPath = sync.OnceValues(func() ([]string, error) {
 
 // Binary returns the path of a test binary by name, as hack/tools.sh builds it:
 // etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl,
-// kube-proxy, kwok, helm and the others it builds.
+// kube-proxy, kwok, helm and the others it builds; or of a file it places
+// beside them (prometheus-operator's CRDs).
 func Binary(name string) (string, error) {
 	dirs, err := toolsPath()
 	if err != nil {

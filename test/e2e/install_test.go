@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -61,6 +62,7 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	// token is and whether it may get /metrics.
 	assertMetricsGuarded(t, c.Env, op)
 	assertMetrics(t, c.Env, op, []string{`cluster_network_operator_operand_active{operand="metallb"} 1`})
+	c.installMonitoring(t)
 	// A Service of the node-address mode's class, beside MetalLB, the mode
 	// enabled: the nodes' addresses, written into its status. Tuning, which
 	// leaves the mode out, turns it off again.
@@ -88,6 +90,42 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	used := readAudit(t, c.Env.AuditLog, operatorAccount)
 	grants := readGrants(t, manifestsDir)
 	checkGrants(t, grants, used)
+}
+
+// installMonitoring creates prometheus-operator's CRDs, the operator
+// running: MetalLB's ServiceMonitors and PrometheusRule appear, and edited
+// they are put back.
+func (c *metallbCluster) installMonitoring(t *testing.T) {
+	t.Helper()
+	for _, crd := range testenv.MonitoringCRDs(t) {
+		data, err := json.Marshal(crd.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kubectl(t, c.Env, "create", "-f", writeTemp(t, string(data)))
+	}
+	speakerPort, firstGroup := "jsonpath={.spec.endpoints[0].port}", "jsonpath={.spec.groups[0].name}"
+	c.waitField(t, "servicemonitor/speaker-monitor", speakerPort, "metricshttps")
+	c.waitField(t, "prometheusrule/metallb", firstGroup, "metallb-configuration")
+	kubectl(t, c.Env, "patch", "servicemonitor", "speaker-monitor", "-n", metallbNamespace, "--type=merge",
+		"-p", `{"spec":{"endpoints":[{"port":"edited"}]}}`)
+	kubectl(t, c.Env, "patch", "prometheusrule", "metallb", "-n", metallbNamespace, "--type=merge", "-p", `{"spec":{"groups":[]}}`)
+	c.waitField(t, "servicemonitor/speaker-monitor", speakerPort, "metricshttps")
+	c.waitField(t, "prometheusrule/metallb", firstGroup, "metallb-configuration")
+}
+
+// waitField waits until a field of an object in metallb-system (kubectl's
+// -o) reads want.
+func (c *metallbCluster) waitField(t *testing.T, object, output, want string) {
+	t.Helper()
+	var out string
+	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, 30*time.Second, true, func(context.Context) (bool, error) {
+		out, _ = kubectlErr(c.Env, "get", object, "-n", metallbNamespace, "-o", output)
+		return out == want, nil
+	})
+	if err != nil {
+		t.Fatalf("%s %s is not %q within 30s: %q", object, output, want, out)
+	}
 }
 
 // switchToFRRK8s applies the user guide's frr-k8s example: the frr-k8s

@@ -51,7 +51,8 @@ func newLookupCache(mgr manager.Manager, inv manifests.Inventory, namespace stri
 
 // lookupOnly keeps of an object what the foreign check and its messages
 // read: who it is, its labels, its owners, the names of its field managers,
-// and the annotations of adoption and of Helm's release; the rest (a
+// whether it is being deleted, and the annotations of adoption and of Helm's
+// release; the rest (a
 // client-side apply's annotation of a whole CRD, above all) would cost memory
 // for nothing.
 func lookupOnly(obj any) (any, error) {
@@ -60,7 +61,7 @@ func lookupOnly(obj any) (any, error) {
 		return obj, nil
 	}
 	kept := metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, UID: o.UID, ResourceVersion: o.ResourceVersion,
-		Labels: o.Labels, OwnerReferences: o.OwnerReferences}
+		Labels: o.Labels, OwnerReferences: o.OwnerReferences, DeletionTimestamp: o.DeletionTimestamp}
 	for _, key := range []string{manifests.AdoptAnnotation, plan.HelmReleaseNameAnnotation, plan.HelmReleaseNamespaceAnnotation} {
 		if v, ok := o.Annotations[key]; ok {
 			if kept.Annotations == nil {
@@ -78,11 +79,16 @@ func lookupOnly(obj any) (any, error) {
 // watchLookups has a reconcile follow what happens to the objects of the
 // rendered names that are not the module's, and to MetalLB's workloads of
 // other names: another installation's objects appearing, changing hands or
-// going.
+// going; and to the CRDs of the monitoring kinds.
 func watchLookups(b *builder.Builder, c lookupCache, inv manifests.Inventory) *builder.Builder {
 	rendered := map[objects.Key]bool{}
 	for _, o := range inv.Objects {
 		rendered[objects.KeyOf(o)] = true
+	}
+	// prometheus-operator's CRDs appearing or going turn the monitoring
+	// objects on or off.
+	for _, name := range manifests.MonitoringCRDs() {
+		rendered[objects.Key{GroupKind: objects.CustomResourceDefinition.GroupKind(), Name: name}] = true
 	}
 	owned := manifests.Ownership.AsSelector()
 	for _, gvk := range inv.Kinds {

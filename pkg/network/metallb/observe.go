@@ -29,7 +29,7 @@ import (
 func (r *Reconciler) observe(ctx context.Context, now time.Time) (*plan.Snapshot, error) {
 	s := &plan.Snapshot{}
 	for _, read := range []func(context.Context, *plan.Snapshot) error{
-		r.readMetalLBs, r.readPlatform, r.readOwned, r.readForeign, r.readWorkloads, r.readMemberlistKeys, r.readConfigs,
+		r.readMetalLBs, r.readPlatform, r.readOwned, r.readMonitoring, r.readForeign, r.readWorkloads, r.readMemberlistKeys, r.readConfigs,
 		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readClusterOperator,
 	} {
 		if err := read(ctx, s); err != nil {
@@ -112,16 +112,8 @@ func (r *Reconciler) nodeStore(ctx context.Context) (toolscache.Store, error) {
 // ownership labels, and the tracking kept on the namespace among them.
 func (r *Reconciler) readOwned(ctx context.Context, s *plan.Snapshot) error {
 	s.Owned, s.Kinds = map[objects.Key]*unstructured.Unstructured{}, r.inventory.Kinds
-	for _, gvk := range r.inventory.Kinds {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := r.client.List(ctx, list, client.MatchingLabels(manifests.Ownership)); err != nil {
-			return fmt.Errorf("listing %s: %w", gvk.Kind, err)
-		}
-		for i := range list.Items {
-			o := &list.Items[i] // read only: it may be the cache's own
-			s.Owned[objects.KeyOf(o)] = o
-		}
+	if err := listOwned(ctx, r.client, r.inventory.Kinds, s.Owned); err != nil {
+		return err
 	}
 	if ns := s.OwnedObject(objects.Namespace, "", r.opts.Namespace); ns != nil {
 		if data := ns.GetAnnotations()[manifests.TrackingAnnotation]; data != "" {

@@ -39,12 +39,16 @@ type Reconciler struct {
 	inventory manifests.Inventory
 	reporter  publish.Reporter
 
+	manager     ctrl.Manager
 	controller  controller.Controller
 	nodeAddress *nodeaddress.Module
 
 	mu       sync.Mutex                       // held by Reconcile: what follows is its own
 	watching map[schema.GroupVersionKind]bool // configuration kinds watched
 	told     map[string]bool                  // the notices given, of the last plan only
+	// monitoring is the cache of the module's monitoring objects while their
+	// CRDs exist.
+	monitoring *monitoringCache
 
 	// pace tells the time of the statuses' writes, and statusWritten is the
 	// last one's: the real time always, the API server's load being real
@@ -70,6 +74,7 @@ func add(mgr ctrl.Manager, opts Options, inv manifests.Inventory, reporter publi
 		client:      mgr.GetClient(),
 		apiReader:   mgr.GetAPIReader(),
 		cache:       mgr.GetCache(),
+		manager:     mgr,
 		events:      mgr.GetEventRecorder(manifests.FieldOwner),
 		opts:        opts.Options,
 		clock:       opts.Clock,

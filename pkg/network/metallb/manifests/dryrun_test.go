@@ -27,6 +27,8 @@ func TestRenderedObjectsPassServerSideDryRun(t *testing.T) {
 	if len(prerequisites) != 11 {
 		t.Fatalf("want MetalLB's nine CRDs, ours and the namespace, got %d objects", len(prerequisites))
 	}
+	// The monitoring kinds' CRDs are prometheus-operator's.
+	prerequisites = append(prerequisites, testenv.MonitoringCRDs(t)...)
 	if _, err := real.Apply(t.Context(), prerequisites); err != nil {
 		t.Fatal(err)
 	}

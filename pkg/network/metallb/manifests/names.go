@@ -3,6 +3,7 @@ package manifests
 import (
 	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
 	metallbv1beta2 "go.universe.tf/metallb/api/v1beta2"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -108,6 +109,24 @@ var (
 // MetalLB's namespace is the user asking for MetalLB.
 var ConfigKinds = []schema.GroupVersionKind{
 	IPAddressPoolKind, L2AdvertisementKind, BGPAdvertisementKind, BGPPeerKind, BFDProfileKind, CommunityKind,
+}
+
+// MonitoringKinds are prometheus-operator's kinds the module renders, only
+// where their CRDs exist (Environment.Monitoring): a cluster without them
+// costs no watch.
+var MonitoringKinds = []schema.GroupVersionKind{
+	{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"},
+	{Group: "monitoring.coreos.com", Version: "v1", Kind: "PrometheusRule"},
+}
+
+// MonitoringCRDs are the names of the CRDs of MonitoringKinds.
+func MonitoringCRDs() []string {
+	var names []string
+	for _, gvk := range MonitoringKinds {
+		plural, _ := meta.UnsafeGuessKindToResource(gvk)
+		names = append(names, plural.Resource+"."+gvk.Group)
+	}
+	return names
 }
 
 // What MetalLB's ConfigurationStates say: the labels that name the component

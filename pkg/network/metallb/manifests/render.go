@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/rand"
 	"encoding/base64"
+	"io/fs"
 	"maps"
 	"strconv"
 	"sync"
@@ -40,6 +41,10 @@ type data struct {
 	// the ports their egress rules allow towards the API server.
 	NetworkPolicies bool
 	APIServerPorts  []int
+	// Monitoring has the monitoring objects rendered; AlertRules is the
+	// rules file of MetalLB's alerts, whose groups its PrometheusRule holds.
+	Monitoring bool
+	AlertRules string
 }
 
 // apiServerPorts are the ports MetalLB's pods reach the API server on, as
@@ -126,6 +131,7 @@ func newData(s Settings, memberlistKey string) data {
 		Speaker:          speaker,
 		NetworkPolicies:  s.NetworkPolicies,
 		APIServerPorts:   apiServerPorts,
+		Monitoring:       s.Monitoring,
 	}
 }
 
@@ -154,6 +160,11 @@ var templates = sync.OnceValues(func() (*render.Templates, error) {
 	return render.Parse(bindata.FS, "metallb")
 })
 
+// AlertRulesFile is the rules file of MetalLB's alerts in bindata.FS.
+const AlertRulesFile = "alerts/metallb.rules.yaml"
+
+var alertRules = sync.OnceValues(func() ([]byte, error) { return fs.ReadFile(bindata.FS, AlertRulesFile) })
+
 // Render returns MetalLB's objects for the settings, in apply order, each with
 // the Ownership labels. memberlistKey is the base64 of the memberlist Secret's
 // key (see NewMemberlistKey), or empty for a placeholder.
@@ -162,7 +173,13 @@ func Render(s Settings, memberlistKey string) ([]*unstructured.Unstructured, err
 	if err != nil {
 		return nil, err
 	}
-	objs, err := t.Render(newData(s, memberlistKey))
+	rules, err := alertRules()
+	if err != nil {
+		return nil, err
+	}
+	d := newData(s, memberlistKey)
+	d.AlertRules = string(rules)
+	objs, err := t.Render(d)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ type scenario struct {
 	name       string
 	env        map[string]string // the operator's environment; unset variables keep defaults
 	noWebhooks bool              // the operator runs with --metallb-webhooks=false
+	monitoring bool              // prometheus-operator's CRDs exist
 }
 
 // scenarios are rendered from testdata/scenarios/<name>.yaml (a MetalLB object),
@@ -42,6 +43,8 @@ var scenarios = []scenario{
 	{name: "frr-k8s-speaker-settings"},
 	{name: "failure-detection-fast"},
 	{name: "network-policies-disabled"},
+	{name: "monitoring", monitoring: true},
+	{name: "monitoring-frr-k8s", monitoring: true},
 	{name: "custom-images", env: map[string]string{
 		ControllerImageEnv: "registry.example.com/metallb/controller@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 		SpeakerImageEnv:    "registry.example.com/metallb/speaker:" + release.MetalLB + "-patched",
@@ -62,7 +65,7 @@ func (sc scenario) render(t testing.TB) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := SettingsFor(Environment{Namespace: DefaultNamespace, Images: images, Webhooks: !sc.noWebhooks}, sc.object(t))
+	s, err := SettingsFor(Environment{Namespace: DefaultNamespace, Images: images, Webhooks: !sc.noWebhooks, Monitoring: sc.monitoring}, sc.object(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,14 +30,17 @@ type Settings struct {
 	NetworkPolicies bool
 }
 
-// Environment is what the operator's flags and environment decide, as opposed
-// to the MetalLB object.
+// Environment is what the operator's flags and environment, and the cluster's
+// APIs, decide, as opposed to the MetalLB object.
 type Environment struct {
 	Namespace string
 	Images    Images
 	// Webhooks has the controller serve MetalLB's validating webhooks. Without
 	// them MetalLB's objects are checked by nothing but their CRDs' schemas.
 	Webhooks bool
+	// Monitoring tells that prometheus-operator's CRDs of MonitoringKinds
+	// exist: the monitoring objects are rendered.
+	Monitoring bool
 }
 
 // Component is what the user may set for the pods of the controller or the speakers.

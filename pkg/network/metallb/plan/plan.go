@@ -14,9 +14,22 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 )
 
+// MonitoringRetry is how soon a reconcile looks again at monitoring kinds
+// whose CRDs exist and that the API server does not serve yet: no event tells
+// when it starts to.
+const MonitoringRetry = time.Second
+
 // Make works out what to do about the cluster the snapshot shows at now. It
 // reads nothing but its arguments.
 func Make(s *Snapshot, opts Options, now time.Time) *Plan {
+	p := makePlan(s, opts, now)
+	if s.MonitoringPending && (p.RequeueAfter == 0 || p.RequeueAfter > MonitoringRetry) {
+		p.RequeueAfter = MonitoringRetry
+	}
+	return p
+}
+
+func makePlan(s *Snapshot, opts Options, now time.Time) *Plan {
 	p := &Plan{opts: opts, now: now, metallb: s.MetalLB, tracking: s.Tracking, elsewhere: s.Configs.Elsewhere,
 		clusterOperator: s.ClusterOperator,
 		configured:      len(s.Configs.InNamespace) > 0 || (s.MetalLB != nil && !enablesNodeAddress(s.MetalLB)),
@@ -31,7 +44,9 @@ func Make(s *Snapshot, opts Options, now time.Time) *Plan {
 		p.NodeAddress = &decide.Scope{}
 		return p
 	}
-	settings := p.settings(s, opts.Environment)
+	env := opts.Environment
+	env.Monitoring = s.MonitoringServed
+	settings := p.settings(s, env)
 	// Unclassed Services are MetalLB's while its controller runs and serves
 	// them, the module's or another installation's (standDown).
 	metallbServes := (p.configured || len(s.Foreign) > 0) && settings.LoadBalancerClass == ""

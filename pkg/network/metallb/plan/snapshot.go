@@ -57,6 +57,13 @@ type Snapshot struct {
 	// (MayBeHung): reading them on every reconcile of a rollout over
 	// thousands of nodes was most of the operator's CPU.
 	SpeakerPods, FRRK8sPods []corev1.Pod
+	// MonitoringServed tells that the CRDs of manifests.MonitoringKinds
+	// exist: the monitoring objects are rendered, and the owned ones of those
+	// kinds are among Owned.
+	MonitoringServed bool
+	// MonitoringPending tells that their CRDs exist and the API server does
+	// not serve the kinds yet.
+	MonitoringPending bool
 	// ClusterOperator is nil where it, or its API, does not exist.
 	ClusterOperator *configv1.ClusterOperator
 	// MemberlistKey is a key made for the memberlist Secret when none is
