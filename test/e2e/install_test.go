@@ -93,8 +93,8 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 }
 
 // installMonitoring creates prometheus-operator's CRDs, the operator
-// running: MetalLB's ServiceMonitors and PrometheusRule appear, and edited
-// they are put back.
+// running: MetalLB's ServiceMonitors and PrometheusRule appear, with what
+// OpenShift's platform Prometheus needs, and edited they are put back.
 func (c *metallbCluster) installMonitoring(t *testing.T) {
 	t.Helper()
 	for _, crd := range testenv.MonitoringCRDs(t) {
@@ -107,6 +107,9 @@ func (c *metallbCluster) installMonitoring(t *testing.T) {
 	speakerPort, firstGroup := "jsonpath={.spec.endpoints[0].port}", "jsonpath={.spec.groups[0].name}"
 	c.waitField(t, "servicemonitor/speaker-monitor", speakerPort, "metricshttps")
 	c.waitField(t, "prometheusrule/metallb", firstGroup, "metallb-configuration")
+	// OpenShift's APIs are installed: its platform Prometheus is let in.
+	c.waitField(t, "namespace/"+metallbNamespace, `jsonpath={.metadata.labels.openshift\.io/cluster-monitoring}`, "true")
+	c.waitField(t, "rolebinding/prometheus-k8s", "jsonpath={.subjects[0].namespace}", "openshift-monitoring")
 	kubectl(t, c.Env, "patch", "servicemonitor", "speaker-monitor", "-n", metallbNamespace, "--type=merge",
 		"-p", `{"spec":{"endpoints":[{"port":"edited"}]}}`)
 	kubectl(t, c.Env, "patch", "prometheusrule", "metallb", "-n", metallbNamespace, "--type=merge", "-p", `{"spec":{"groups":[]}}`)

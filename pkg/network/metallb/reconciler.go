@@ -86,6 +86,7 @@ func add(mgr ctrl.Manager, opts Options, inv manifests.Inventory, reporter publi
 		told:        map[string]bool{},
 		pace:        clock.RealClock{},
 	}
+	r.opts.Environment.OpenShift = r.openshift
 	if r.lookup, err = newLookupCache(mgr, inv, opts.Namespace); err != nil {
 		return nil, err
 	}

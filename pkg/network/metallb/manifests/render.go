@@ -45,6 +45,9 @@ type data struct {
 	// rules file of MetalLB's alerts, whose groups its PrometheusRule holds.
 	Monitoring bool
 	AlertRules string
+	// PlatformMonitoring has the namespace scraped by OpenShift's platform
+	// Prometheus.
+	PlatformMonitoring bool
 }
 
 // apiServerPorts are the ports MetalLB's pods reach the API server on, as
@@ -125,13 +128,14 @@ func newData(s Settings, memberlistKey string) data {
 		BGPBackend:        string(s.BGPBackend),
 		FRRK8s: frrK8sData{Image: s.Images.FRRK8s, FRRImage: s.Images.FRR, AlwaysBlock: s.FRRK8sAlwaysBlock,
 			MinReadySeconds: frrK8sMinReadySeconds},
-		MemberlistKey:    memberlistKey,
-		MemberlistConfig: memberlistConfig,
-		Controller:       newPodData(s.Images.Controller, s.Controller, controllerDefaults),
-		Speaker:          speaker,
-		NetworkPolicies:  s.NetworkPolicies,
-		APIServerPorts:   apiServerPorts,
-		Monitoring:       s.Monitoring,
+		MemberlistKey:      memberlistKey,
+		MemberlistConfig:   memberlistConfig,
+		Controller:         newPodData(s.Images.Controller, s.Controller, controllerDefaults),
+		Speaker:            speaker,
+		NetworkPolicies:    s.NetworkPolicies,
+		APIServerPorts:     apiServerPorts,
+		Monitoring:         s.Monitoring,
+		PlatformMonitoring: s.Monitoring && s.OpenShift,
 	}
 }
 

@@ -26,6 +26,7 @@ type scenario struct {
 	env        map[string]string // the operator's environment; unset variables keep defaults
 	noWebhooks bool              // the operator runs with --metallb-webhooks=false
 	monitoring bool              // prometheus-operator's CRDs exist
+	openshift  bool              // OpenShift's Infrastructure API exists
 }
 
 // scenarios are rendered from testdata/scenarios/<name>.yaml (a MetalLB object),
@@ -45,6 +46,7 @@ var scenarios = []scenario{
 	{name: "network-policies-disabled"},
 	{name: "monitoring", monitoring: true},
 	{name: "monitoring-frr-k8s", monitoring: true},
+	{name: "monitoring-openshift", monitoring: true, openshift: true},
 	{name: "custom-images", env: map[string]string{
 		ControllerImageEnv: "registry.example.com/metallb/controller@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 		SpeakerImageEnv:    "registry.example.com/metallb/speaker:" + release.MetalLB + "-patched",
@@ -65,7 +67,8 @@ func (sc scenario) render(t testing.TB) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := SettingsFor(Environment{Namespace: DefaultNamespace, Images: images, Webhooks: !sc.noWebhooks, Monitoring: sc.monitoring}, sc.object(t))
+	s, err := SettingsFor(Environment{Namespace: DefaultNamespace, Images: images, Webhooks: !sc.noWebhooks, Monitoring: sc.monitoring,
+		OpenShift: sc.openshift}, sc.object(t))
 	if err != nil {
 		t.Fatal(err)
 	}

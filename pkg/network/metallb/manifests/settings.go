@@ -41,6 +41,10 @@ type Environment struct {
 	// Monitoring tells that prometheus-operator's CRDs of MonitoringKinds
 	// exist: the monitoring objects are rendered.
 	Monitoring bool
+	// OpenShift tells that the cluster is OpenShift (its Infrastructure API
+	// exists): with Monitoring, the namespace is labelled for the platform's
+	// Prometheus, and its service account may read the scrape targets.
+	OpenShift bool
 }
 
 // Component is what the user may set for the pods of the controller or the speakers.
