@@ -109,14 +109,16 @@ func newBGPServingOn(t *testing.T, c *bgpCluster, holdTime, backend string) (*bg
 // Announce: every node announces the address of a Service with
 // externalTrafficPolicy Cluster, and only the node with its ready endpoint
 // once the policy is Local. MetalLB's ServiceBGPStatuses, which the user guide
-// points to, say the same.
+// points to, say the same; and with every session up, the alerts are silent
+// on what the real binaries export.
 func TestBGPAnnounce(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, backend string) {
-		c, _, ip := newBGPServing(t, "", backend)
+		c, op, ip := newBGPServing(t, "", backend)
 		if backend == "frr-k8s" {
 			c.waitFRRConfigured(t)
 		}
 		c.waitServiceBGPStatus(t, c.nodeNames()...)
+		c.assertAlertsSilent(t, op, backend)
 		kubectl(t, c.Env, "patch", "service", "web", "-n", "default", "--type=merge", "-p", `{"spec":{"externalTrafficPolicy":"Local"}}`)
 		c.waitNextHops(t, ip, c.Nodes[0].Name)
 		c.waitServiceBGPStatus(t, c.Nodes[0].Name)

@@ -238,14 +238,21 @@ func (o *runningOperator) waitReady(t *testing.T) {
 
 // scrape GETs the operator's /metrics over HTTPS with a bearer token ("" for
 // none) and returns the status code and the body, once the endpoint listens.
-// The operator's certificate is self-signed, made at its start: there is
-// nothing to verify it against.
 func (o *runningOperator) scrape(t *testing.T, token string) (int, string) {
+	t.Helper()
+	return scrapeMetrics(t, o.metrics, token)
+}
+
+// scrapeMetrics GETs https://addr/metrics with a bearer token ("" for none),
+// as Prometheus does through a ServiceMonitor, once the endpoint listens. The
+// certificates of the operator, MetalLB and frr-k8s are their own,
+// self-signed: there is nothing to verify them against.
+func scrapeMetrics(t *testing.T, addr, token string) (int, string) {
 	t.Helper()
 	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // see above
 	}}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://"+o.metrics+"/metrics", nil)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://"+addr+"/metrics", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +272,7 @@ func (o *runningOperator) scrape(t *testing.T, token string) (int, string) {
 		return true, err
 	})
 	if err != nil {
-		t.Fatalf("scraping https://%s/metrics: %v", o.metrics, err)
+		t.Fatalf("scraping https://%s/metrics: %v", addr, err)
 	}
 	return code, string(body)
 }
