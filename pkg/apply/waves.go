@@ -5,6 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
 )
 
 // Kinds whose creation depends on no other object but their namespace, or,
@@ -14,7 +16,7 @@ var (
 	configMap          = schema.GroupKind{Kind: "ConfigMap"}
 	secret             = schema.GroupKind{Kind: "Secret"}
 	service            = schema.GroupKind{Kind: "Service"}
-	networkPolicy      = schema.GroupKind{Group: "networking.k8s.io", Kind: "NetworkPolicy"}
+	networkPolicy      = objects.NetworkPolicy.GroupKind()
 	role               = schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "Role"}
 	clusterRole        = schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}
 	roleBinding        = schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}
@@ -59,6 +61,17 @@ func mayNeed(later, earlier schema.GroupKind) bool {
 	return slices.Contains(laterNeeds, earlier)
 }
 
+// mayNeedObject is mayNeed for two objects: besides their kinds, a default
+// deny (objects.IsDefaultDeny) needs the other NetworkPolicies written before
+// it, the allow-lists.
+func mayNeedObject(later, earlier *unstructured.Unstructured) bool {
+	lk, ek := later.GroupVersionKind().GroupKind(), earlier.GroupVersionKind().GroupKind()
+	if lk == networkPolicy && ek == networkPolicy {
+		return objects.IsDefaultDeny(later) && !objects.IsDefaultDeny(earlier)
+	}
+	return mayNeed(lk, ek)
+}
+
 // waves orders objs into waves whose objects may be written at once: each
 // object goes in the first wave after those of the earlier objects it may
 // need. An object of a kind not known so comes after every earlier one of
@@ -68,9 +81,8 @@ func waves(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
 	var out [][]*unstructured.Unstructured
 	level := make([]int, len(objs))
 	for i, o := range objs {
-		kind := o.GroupVersionKind().GroupKind()
 		for j := range i {
-			if mayNeed(kind, objs[j].GroupVersionKind().GroupKind()) {
+			if mayNeedObject(o, objs[j]) {
 				level[i] = max(level[i], level[j]+1)
 			}
 		}

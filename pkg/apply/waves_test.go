@@ -11,6 +11,9 @@ import (
 // Objects are written in waves of those that need none of each other: an
 // activation's ServiceAccounts, roles, ConfigMaps, Secrets and Services at
 // once, then the bindings and the workloads, which need them.
+// everyPod, after a NetworkPolicy's kind, makes its podSelector empty.
+const everyPod = ":every-pod"
+
 func TestWaves(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -36,15 +39,16 @@ func TestWaves(t *testing.T) {
 		{"a workload waits for its ServiceAccount", []string{"v1/ServiceAccount", "apps/v1/DaemonSet"}, "ServiceAccount|DaemonSet"},
 		{"a workload beside a Service it does not need", []string{"v1/Service", "apps/v1/Deployment"}, "Service Deployment"},
 		{"a kind not known stands alone", []string{"v1/Secret", "example.com/v1/Widget", "v1/Secret"}, "Secret|Widget|Secret"},
+		{"a default deny after the allow-lists before it", []string{"networking.k8s.io/v1/NetworkPolicy",
+			"networking.k8s.io/v1/NetworkPolicy", "networking.k8s.io/v1/NetworkPolicy" + everyPod, "v1/Service"},
+			"NetworkPolicy NetworkPolicy Service|NetworkPolicy"},
+		{"a default deny first waits for nothing", []string{"networking.k8s.io/v1/NetworkPolicy" + everyPod,
+			"networking.k8s.io/v1/NetworkPolicy"}, "NetworkPolicy NetworkPolicy"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var objs []*unstructured.Unstructured
 			for _, k := range c.kinds {
-				i := strings.LastIndex(k, "/")
-				o := &unstructured.Unstructured{}
-				o.SetAPIVersion(k[:i])
-				o.SetKind(k[i+1:])
-				objs = append(objs, o)
+				objs = append(objs, objectOfKind(k))
 			}
 			var got []string
 			for _, w := range waves(objs) {
@@ -62,4 +66,22 @@ func TestWaves(t *testing.T) {
 			}
 		})
 	}
+}
+
+// objectOfKind makes an object of apiVersion/Kind, with the everyPod suffix
+// on a NetworkPolicy's kind for an empty podSelector.
+func objectOfKind(k string) *unstructured.Unstructured {
+	k, all := strings.CutSuffix(k, everyPod)
+	i := strings.LastIndex(k, "/")
+	o := &unstructured.Unstructured{}
+	o.SetAPIVersion(k[:i])
+	o.SetKind(k[i+1:])
+	if o.GetKind() == "NetworkPolicy" {
+		selector := map[string]any{}
+		if !all {
+			selector["matchLabels"] = map[string]any{"component": "controller"}
+		}
+		_ = unstructured.SetNestedMap(o.Object, selector, "spec", "podSelector")
+	}
+	return o
 }

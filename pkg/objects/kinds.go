@@ -2,6 +2,7 @@ package objects
 
 import (
 	configv1 "github.com/openshift/api/config/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -13,7 +14,21 @@ var (
 	DaemonSet                      = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}
 	CustomResourceDefinition       = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 	ValidatingWebhookConfiguration = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration"}
+	NetworkPolicy                  = schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"}
 )
+
+// IsDefaultDeny tells whether an object is a NetworkPolicy that selects every
+// pod of its namespace (an empty podSelector): it isolates them all, and
+// allows only what the other policies there allow. It is written after them,
+// and deleted before them, so that no pod is ever isolated without its
+// allow-list.
+func IsDefaultDeny(o *unstructured.Unstructured) bool {
+	if o.GroupVersionKind().GroupKind() != NetworkPolicy.GroupKind() {
+		return false
+	}
+	selector, found, _ := unstructured.NestedMap(o.Object, "spec", "podSelector")
+	return found && len(selector) == 0
+}
 
 // OpenShift's config kinds the operator reads and writes.
 var (

@@ -31,13 +31,13 @@ var (
 		"ClusterRoleBinding/metallb-system:controller", "ClusterRoleBinding/metallb-system:speaker", "ConfigMap/metallb-excludel2",
 		"ConfigMap/metallb-memberlist-config",
 		"Secret/metallb-webhook-cert", "Secret/memberlist", "Service/metallb-webhook-service", "Service/controller-monitor-service",
-		"Service/speaker-monitor-service", "NetworkPolicy/default-deny", "NetworkPolicy/controller", "Deployment/controller",
+		"Service/speaker-monitor-service", "NetworkPolicy/controller", "NetworkPolicy/default-deny", "Deployment/controller",
 		"DaemonSet/speaker"}
 	webhooks = "ValidatingWebhookConfiguration/metallb-webhook-configuration"
 	// deactivated is what deactivation prunes: all but the CRDs, the namespace
 	// and the memberlist key, dependents first.
-	deactivated = []string{webhooks, "DaemonSet/speaker", "Deployment/controller", "NetworkPolicy/controller",
-		"NetworkPolicy/default-deny", "Service/controller-monitor-service",
+	deactivated = []string{webhooks, "DaemonSet/speaker", "Deployment/controller", "NetworkPolicy/default-deny",
+		"NetworkPolicy/controller", "Service/controller-monitor-service",
 		"Service/metallb-webhook-service", "Service/speaker-monitor-service", "Secret/metallb-webhook-cert", "ConfigMap/metallb-excludel2",
 		"ConfigMap/metallb-memberlist-config",
 		"ClusterRoleBinding/metallb-system:controller", "ClusterRoleBinding/metallb-system:speaker", "RoleBinding/controller",
@@ -67,6 +67,11 @@ var planCases = []planCase{
 			events:     []string{"Normal MemberlistKeyGenerated Secret/memberlist: Generated the speakers' memberlist key."},
 			conditions: []string{"Available False Deploying: MetalLB's workloads are being created.", "Progressing True RollingOut: Rolling out A: controller: the Deployment is being created, speaker: the DaemonSet is being created"},
 			requeue:    10 * time.Minute}},
+	{name: "network policies turned off: the default deny deleted first, then the allow-list; nothing else changes",
+		cluster: with(settled(with(running("A"), withSpec(v1beta1.MetalLBSpec{}))),
+			withSpec(v1beta1.MetalLBSpec{NetworkPolicies: &v1beta1.NetworkPolicies{Mode: v1beta1.NetworkPoliciesDisabled}})),
+		want: planned{prune: []string{"NetworkPolicy/default-deny", "NetworkPolicy/controller"}, version: "A",
+			statuses: []string{"metallb-system/metallb"}, conditions: []string{"Available True AsExpected", "Progressing False AsExpected"}}},
 	{name: "running and idle: nothing written, nothing told", cluster: settled(with(running("A"), withSpec(v1beta1.MetalLBSpec{}))),
 		want: planned{version: "A", conditions: []string{"Available True AsExpected: a speaker runs on every node", "Progressing False AsExpected"}}},
 	{name: "platform not allowed: what runs stays, the pool and the tuning object told why", cluster: with(running("A"), awsNodes, withSpec(v1beta1.MetalLBSpec{})),

@@ -38,6 +38,13 @@ func prunable(s *Snapshot, want []*unstructured.Unstructured) []*unstructured.Un
 			}
 		}
 		slices.SortFunc(ofKind, func(a, b *unstructured.Unstructured) int {
+			// A default deny goes before the allow-lists it needs.
+			if da, db := objects.IsDefaultDeny(a), objects.IsDefaultDeny(b); da != db {
+				if da {
+					return -1
+				}
+				return 1
+			}
 			return strings.Compare(objects.Describe(a), objects.Describe(b))
 		})
 		out = append(out, ofKind...)
