@@ -26,6 +26,7 @@ var pure = []string{
 	"pkg/objects",
 	"pkg/render",
 	"pkg/status",
+	"pkg/tlsprofile",
 }
 
 // forbidden are what a pure package must not reach.

@@ -34,4 +34,9 @@ func IsDefaultDeny(o *unstructured.Unstructured) bool {
 var (
 	ClusterOperator = configv1.GroupVersion.WithKind("ClusterOperator")
 	Infrastructure  = configv1.GroupVersion.WithKind("Infrastructure")
+	APIServer       = configv1.GroupVersion.WithKind("APIServer")
 )
+
+// ClusterConfigName names each of OpenShift's cluster-wide configuration
+// objects (Infrastructure, APIServer): there is one of each, "cluster".
+const ClusterConfigName = "cluster"

@@ -4,6 +4,8 @@ import (
 	"crypto/tls"
 
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/bmlb/cluster-network-operator/pkg/tlsprofile"
 )
 
 // metricsOptions serve the operator's metrics as MetalLB serves its own: over
@@ -13,7 +15,8 @@ import (
 // A request without a token is answered 401, one whose user may not read the
 // metrics 403. The manifests' ClusterRole cluster-network-operator-metrics-reader
 // is what to bind a scraper to.
-func metricsOptions(o Options) metricsserver.Options {
+// The TLS profile is serving's, set by a module (TLSGoverning).
+func metricsOptions(o Options, serving *tlsprofile.Serving) metricsserver.Options {
 	return metricsserver.Options{
 		BindAddress:    o.MetricsAddress,
 		SecureServing:  true,
@@ -21,6 +24,6 @@ func metricsOptions(o Options) metricsserver.Options {
 		// HTTP/1.1 only, as kubebuilder's projects do: HTTP/2's rapid stream
 		// resets (CVE-2023-44487) would let anyone who reaches the port, token
 		// or not, keep the operator busy.
-		TLSOpts: []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }},
+		TLSOpts: []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }, serving.Configure},
 	}
 }

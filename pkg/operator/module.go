@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/bmlb/cluster-network-operator/pkg/status/publish"
+	"github.com/bmlb/cluster-network-operator/pkg/tlsprofile"
 )
 
 // Module is an operand the operator runs, or a mode of one. The operator
@@ -35,6 +36,14 @@ type Configurable interface {
 	// Complete checks the flags and reads the environment, once, before
 	// anything starts; an error names the flag or the variable.
 	Complete() error
+}
+
+// TLSGoverning is a module that decides the TLS security profile of the
+// operator's own endpoints (its metrics): it sets serving from what it
+// watches, on every replica, leader or not. Until it has, handshakes are
+// refused. With no such module, the endpoints follow tlsprofile.Default.
+type TLSGoverning interface {
+	GovernTLS(mgr manager.Manager, serving *tlsprofile.Serving) error
 }
 
 // Installer is a module that writes, before the manager starts, what its

@@ -28,6 +28,7 @@ import (
 
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/status/publish"
+	"github.com/bmlb/cluster-network-operator/pkg/tlsprofile"
 	"github.com/bmlb/cluster-network-operator/pkg/version"
 )
 
@@ -76,11 +77,12 @@ func Run(ctx context.Context, o Options) error {
 	// is after it released the Lease.
 	events, stopEvents := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopEvents()
-	mgr, err := newManager(events, cfg, o, scheme, timings, identity)
+	serving := &tlsprofile.Serving{}
+	mgr, err := newManager(events, cfg, o, scheme, timings, identity, serving)
 	if err != nil {
 		return err
 	}
-	if err := AddModules(ctx, mgr, c, o); err != nil {
+	if err := AddModules(ctx, mgr, c, o, serving); err != nil {
 		return err
 	}
 	log.Info("starting", "version", version.Version, "leaderElection", o.LeaderElect, "identity", identity,
@@ -93,8 +95,12 @@ func Run(ctx context.Context, o Options) error {
 }
 
 // AddModules installs, with c, what each module's watches need, and
-// registers its controllers with the reporter of its status.
-func AddModules(ctx context.Context, mgr manager.Manager, c client.Client, o Options) error {
+// registers its controllers with the reporter of its status; the first
+// module that governs the TLS profile (TLSGoverning) sets serving's.
+func AddModules(ctx context.Context, mgr manager.Manager, c client.Client, o Options, serving *tlsprofile.Serving) error {
+	if err := governTLS(mgr, o.Modules, serving); err != nil {
+		return err
+	}
 	_, err := mgr.GetRESTMapper().RESTMapping(objects.ClusterOperator.GroupKind())
 	clusterOperatorAPI := err == nil
 	for _, m := range o.Modules {
@@ -112,6 +118,19 @@ func AddModules(ctx context.Context, mgr manager.Manager, c client.Client, o Opt
 		}
 	}
 	return nil
+}
+
+// governTLS has the first module that governs the TLS profile set serving's,
+// or, with none, sets tlsprofile.Default.
+func governTLS(mgr manager.Manager, modules []Module, serving *tlsprofile.Serving) error {
+	for _, m := range modules {
+		if g, ok := m.(TLSGoverning); ok {
+			return g.GovernTLS(mgr, serving)
+		}
+	}
+	p, err := tlsprofile.Of(nil, nil)
+	serving.Set(p)
+	return err
 }
 
 func newLogger(o Options) logr.Logger {
@@ -202,11 +221,11 @@ func leaseTimingsFor(ctx context.Context, c client.Client, o Options) (LeaseTimi
 
 // newManager makes the manager; the leader Lease's Events are sent until
 // events ends.
-func newManager(events context.Context, cfg *rest.Config, o Options, scheme *runtime.Scheme, t LeaseTimings, identity string) (manager.Manager, error) {
+func newManager(events context.Context, cfg *rest.Config, o Options, scheme *runtime.Scheme, t LeaseTimings, identity string, serving *tlsprofile.Serving) (manager.Manager, error) {
 	shutdown := 30 * time.Second
 	mo := manager.Options{
 		Scheme:                  scheme,
-		Metrics:                 metricsOptions(o),
+		Metrics:                 metricsOptions(o, serving),
 		HealthProbeBindAddress:  o.HealthAddress,
 		PprofBindAddress:        o.PprofAddress,
 		LeaderElection:          o.LeaderElect,

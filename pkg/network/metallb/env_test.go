@@ -34,6 +34,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/operator"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/pkg/tlsprofile"
 )
 
 func init() {
@@ -64,6 +65,9 @@ type moduleEnv struct {
 	// faults, when set before run, are injected into the module's requests.
 	faults *testenv.Faults
 	stop   func()
+	// serving is the profile of the operator's own TLS endpoints, which the
+	// module sets.
+	serving *tlsprofile.Serving
 }
 
 func testOptions() Options {
@@ -152,6 +156,7 @@ func (m *moduleEnv) run(t testing.TB, opts Options) {
 		Logger:                 testr.NewWithInterface(t, testr.Options{Verbosity: 1}),
 		Controller:             config.Controller{SkipNameValidation: new(true)}, // one manager per test
 	}
+	m.serving = &tlsprofile.Serving{}
 	module, err := newModule(opts, nodeaddress.NewModule())
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +169,7 @@ func (m *moduleEnv) run(t testing.TB, opts Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := operator.AddModules(t.Context(), mgr, m.client, operator.Options{Modules: modules}); err != nil {
+	if err := operator.AddModules(t.Context(), mgr, m.client, operator.Options{Modules: modules}, m.serving); err != nil {
 		t.Fatal(err)
 	}
 	m.r = module.reconciler

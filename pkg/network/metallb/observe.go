@@ -30,7 +30,7 @@ func (r *Reconciler) observe(ctx context.Context, now time.Time) (*plan.Snapshot
 	s := &plan.Snapshot{}
 	for _, read := range []func(context.Context, *plan.Snapshot) error{
 		r.readMetalLBs, r.readPlatform, r.readOwned, r.readMonitoring, r.readForeign, r.readWorkloads, r.readMemberlistKeys, r.readConfigs,
-		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readClusterOperator,
+		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readClusterOperator, r.readClusterTLSProfile,
 	} {
 		if err := read(ctx, s); err != nil {
 			return nil, err
@@ -77,7 +77,7 @@ func (r *Reconciler) readPlatform(ctx context.Context, s *plan.Snapshot) error {
 	}
 	if r.openshift {
 		infra := &configv1.Infrastructure{}
-		err := r.client.Get(ctx, client.ObjectKey{Name: "cluster"}, infra)
+		err := r.client.Get(ctx, client.ObjectKey{Name: objects.ClusterConfigName}, infra)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
@@ -172,4 +172,18 @@ func metadataOf(o client.Object, gvk schema.GroupVersionKind) *metav1.PartialObj
 		UID: o.GetUID(), Labels: o.GetLabels()}}
 	m.SetGroupVersionKind(gvk)
 	return m
+}
+
+// readClusterTLSProfile reads the TLS security profile of OpenShift's
+// APIServer/cluster, where its API exists.
+func (r *Reconciler) readClusterTLSProfile(ctx context.Context, s *plan.Snapshot) error {
+	if !r.apiServerAPI {
+		return nil
+	}
+	apiServer := &configv1.APIServer{}
+	err := r.client.Get(ctx, client.ObjectKey{Name: objects.ClusterConfigName}, apiServer)
+	if err == nil {
+		s.ClusterTLSProfile = apiServer.Spec.TLSSecurityProfile
+	}
+	return client.IgnoreNotFound(err)
 }

@@ -36,8 +36,11 @@ type Reconciler struct {
 	opts      plan.Options
 	clock     clock.PassiveClock
 	openshift bool // the Infrastructure API exists
-	inventory manifests.Inventory
-	reporter  publish.Reporter
+	// apiServerAPI tells that OpenShift's APIServer API exists: its
+	// cluster's TLS profile is MetalLB's unless the MetalLB object sets one.
+	apiServerAPI bool
+	inventory    manifests.Inventory
+	reporter     publish.Reporter
 
 	manager     ctrl.Manager
 	controller  controller.Controller
@@ -87,6 +90,8 @@ func add(mgr ctrl.Manager, opts Options, inv manifests.Inventory, reporter publi
 		pace:        clock.RealClock{},
 	}
 	r.opts.Environment.OpenShift = r.openshift
+	_, err = mgr.GetRESTMapper().RESTMapping(objects.APIServer.GroupKind())
+	r.apiServerAPI = err == nil
 	if r.lookup, err = newLookupCache(mgr, inv, opts.Namespace); err != nil {
 		return nil, err
 	}

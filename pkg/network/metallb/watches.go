@@ -37,6 +37,11 @@ func (r *Reconciler) watches(b *builder.Builder) *builder.Builder {
 	if r.opts.Platform == "" && r.openshift {
 		b = b.Watches(&configv1.Infrastructure{}, all)
 	}
+	if r.apiServerAPI {
+		b = b.Watches(&configv1.APIServer{}, all, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetName() == objects.ClusterConfigName
+		}), predicate.GenerationChangedPredicate{}))
+	}
 	if r.reporter.ClusterOperator != nil { // written again once the CVO recreates it
 		b = b.Watches(&configv1.ClusterOperator{}, all, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetName() == r.opts.ClusterOperator

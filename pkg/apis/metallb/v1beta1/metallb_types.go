@@ -1,6 +1,7 @@
 package v1beta1
 
 import (
+	configv1 "github.com/openshift/api/config/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -114,6 +115,17 @@ type MetalLBSpec struct {
 	// of this operator's; the upstream operator has none.
 	// +optional
 	NetworkPolicies *NetworkPolicies `json:"networkPolicies,omitempty"`
+
+	// TLSSecurityProfile is the TLS profile of every TLS endpoint of MetalLB's
+	// and frr-k8s's pods (their metrics and webhooks) and of the operator's
+	// metrics endpoint: Old, Intermediate, Modern or Custom, as OpenShift's
+	// apiservers.config.openshift.io spec.tlsSecurityProfile says them. When
+	// unset: on OpenShift, the cluster's (that APIServer's); elsewhere
+	// Intermediate. A change rolls MetalLB's pods as an upgrade does, one
+	// speaker at a time by default. A field of this operator's; the upstream
+	// operator has none.
+	// +optional
+	TLSSecurityProfile *configv1.TLSSecurityProfile `json:"tlsSecurityProfile,omitempty"`
 }
 
 // NetworkPoliciesMode tells whether the operator renders NetworkPolicies.

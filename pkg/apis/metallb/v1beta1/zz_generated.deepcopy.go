@@ -5,7 +5,8 @@
 package v1beta1
 
 import (
-	"k8s.io/api/core/v1"
+	"github.com/openshift/api/config/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -37,7 +38,7 @@ func (in *Config) DeepCopyInto(out *Config) {
 	*out = *in
 	if in.Affinity != nil {
 		in, out := &in.Affinity, &out.Affinity
-		*out = new(v1.Affinity)
+		*out = new(corev1.Affinity)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.Annotations != nil {
@@ -49,7 +50,7 @@ func (in *Config) DeepCopyInto(out *Config) {
 	}
 	if in.Resources != nil {
 		in, out := &in.Resources, &out.Resources
-		*out = new(v1.ResourceRequirements)
+		*out = new(corev1.ResourceRequirements)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -218,6 +219,11 @@ func (in *MetalLBSpec) DeepCopyInto(out *MetalLBSpec) {
 		in, out := &in.NetworkPolicies, &out.NetworkPolicies
 		*out = new(NetworkPolicies)
 		**out = **in
+	}
+	if in.TLSSecurityProfile != nil {
+		in, out := &in.TLSSecurityProfile, &out.TLSSecurityProfile
+		*out = new(v1.TLSSecurityProfile)
+		(*in).DeepCopyInto(*out)
 	}
 }
 

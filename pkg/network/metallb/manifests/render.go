@@ -48,6 +48,9 @@ type data struct {
 	// PlatformMonitoring has the namespace scraped by OpenShift's platform
 	// Prometheus.
 	PlatformMonitoring bool
+	// TLSArgs give every binary that serves TLS (MetalLB's, frr-k8s's) the
+	// TLS profile.
+	TLSArgs []string
 }
 
 // apiServerPorts are the ports MetalLB's pods reach the API server on, as
@@ -136,6 +139,7 @@ func newData(s Settings, memberlistKey string) data {
 		APIServerPorts:     apiServerPorts,
 		Monitoring:         s.Monitoring,
 		PlatformMonitoring: s.Monitoring && s.OpenShift,
+		TLSArgs:            s.TLS.Args(),
 	}
 }
 

@@ -3,6 +3,7 @@ package manifests
 import (
 	"bytes"
 	"flag"
+	configv1 "github.com/openshift/api/config/v1"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,10 +24,11 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // scenario is one set of inputs the golden and dry-run tests render.
 type scenario struct {
 	name       string
-	env        map[string]string // the operator's environment; unset variables keep defaults
-	noWebhooks bool              // the operator runs with --metallb-webhooks=false
-	monitoring bool              // prometheus-operator's CRDs exist
-	openshift  bool              // OpenShift's Infrastructure API exists
+	env        map[string]string       // the operator's environment; unset variables keep defaults
+	noWebhooks bool                    // the operator runs with --metallb-webhooks=false
+	monitoring bool                    // prometheus-operator's CRDs exist
+	openshift  bool                    // OpenShift's Infrastructure API exists
+	clusterTLS configv1.TLSProfileType // the cluster's TLS security profile, if any
 }
 
 // scenarios are rendered from testdata/scenarios/<name>.yaml (a MetalLB object),
@@ -47,6 +49,9 @@ var scenarios = []scenario{
 	{name: "monitoring", monitoring: true},
 	{name: "monitoring-frr-k8s", monitoring: true},
 	{name: "monitoring-openshift", monitoring: true, openshift: true},
+	{name: "tls-modern-frr-k8s"},
+	{name: "tls-custom"},
+	{name: "tls-openshift-old", openshift: true, clusterTLS: configv1.TLSProfileOldType},
 	{name: "custom-images", env: map[string]string{
 		ControllerImageEnv: "registry.example.com/metallb/controller@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 		SpeakerImageEnv:    "registry.example.com/metallb/speaker:" + release.MetalLB + "-patched",
@@ -67,8 +72,11 @@ func (sc scenario) render(t testing.TB) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := SettingsFor(Environment{Namespace: DefaultNamespace, Images: images, Webhooks: !sc.noWebhooks, Monitoring: sc.monitoring,
-		OpenShift: sc.openshift}, sc.object(t))
+	env := Environment{Namespace: DefaultNamespace, Images: images, Webhooks: !sc.noWebhooks, Monitoring: sc.monitoring, OpenShift: sc.openshift}
+	if sc.clusterTLS != "" {
+		env.ClusterTLSProfile = &configv1.TLSSecurityProfile{Type: sc.clusterTLS}
+	}
+	s, err := SettingsFor(env, sc.object(t))
 	if err != nil {
 		t.Fatal(err)
 	}

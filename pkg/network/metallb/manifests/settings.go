@@ -3,10 +3,13 @@ package manifests
 import (
 	"maps"
 
+	configv1 "github.com/openshift/api/config/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/tlsprofile"
 )
 
 // Settings is everything that shapes MetalLB's manifests. It is built from the
@@ -28,6 +31,8 @@ type Settings struct {
 	NodeAddress *v1beta1.NodeAddress
 	// NetworkPolicies has the NetworkPolicies of MetalLB's namespace rendered.
 	NetworkPolicies bool
+	// TLS is the profile of the TLS endpoints of MetalLB's and frr-k8s's pods.
+	TLS tlsprofile.Profile
 }
 
 // Environment is what the operator's flags and environment, and the cluster's
@@ -45,6 +50,9 @@ type Environment struct {
 	// exists): with Monitoring, the namespace is labelled for the platform's
 	// Prometheus, and its service account may read the scrape targets.
 	OpenShift bool
+	// ClusterTLSProfile is the cluster's TLS security profile (on OpenShift,
+	// the APIServer's spec.tlsSecurityProfile), nil where there is none.
+	ClusterTLSProfile *configv1.TLSSecurityProfile
 }
 
 // Component is what the user may set for the pods of the controller or the speakers.
@@ -73,15 +81,36 @@ func SettingsFor(env Environment, obj *v1beta1.MetalLB) (Settings, error) {
 		NetworkPolicies:  true,
 	}
 	if obj == nil {
+		s.TLS, _ = TLSProfileFor(env, nil) // the cluster's is always usable
 		return s, nil
 	}
 	errs := checkTyped(obj)
 	errs = append(errs, checkPodFields(&obj.Spec)...)
+	tls, err := TLSProfileFor(env, obj.Spec.TLSSecurityProfile)
+	if fe, ok := err.(*field.Error); ok {
+		errs = append(errs, fe)
+	}
 	if err := errs.ToAggregate(); err != nil {
 		return Settings{}, err
 	}
 	applySpec(&s, &obj.Spec)
+	s.TLS = tls
 	return s, nil
+}
+
+// TLSProfileFor is the TLS profile of MetalLB's and frr-k8s's endpoints, and
+// of the operator's: the MetalLB object's (own), else the cluster's, else
+// tlsprofile.Default. An error names the field of own that is wrong. A
+// cluster profile no Go server can take counts as unset, as OpenShift's own
+// operators (library-go's) take it.
+func TLSProfileFor(env Environment, own *configv1.TLSSecurityProfile) (tlsprofile.Profile, error) {
+	if own != nil {
+		return tlsprofile.Of(own, field.NewPath("spec", "tlsSecurityProfile"))
+	}
+	if p, err := tlsprofile.Of(env.ClusterTLSProfile, field.NewPath("spec", "tlsSecurityProfile")); err == nil {
+		return p, nil
+	}
+	return tlsprofile.Of(nil, nil)
 }
 
 // applySpec copies the fields the user set over the defaults.

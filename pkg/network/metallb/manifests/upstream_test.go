@@ -55,6 +55,7 @@ func matchUpstream(t *testing.T, upstream, ours map[string]*unstructured.Unstruc
 		}
 		up, our = withoutKustomizeOwnership(up.DeepCopy()), our.DeepCopy()
 		removeOwnership(our)
+		withoutTLSArgs(t, key, our)
 		if explain, ok := deliberate[key]; ok {
 			explain(t, up, our)
 			continue
@@ -133,6 +134,41 @@ func withoutPodDefaults(t *testing.T, our *unstructured.Unstructured, d podDefau
 	}
 	delete(c, "resources")
 	_ = unstructured.SetNestedSlice(our.Object, containers, append(pod, "containers")...)
+}
+
+// tlsServers are the containers, by object, that serve TLS (metrics,
+// webhooks): the operator gives each the cluster's TLS profile, which
+// upstream's manifests leave to the binaries' default (TLS 1.3 only).
+var tlsServers = map[string][]string{
+	"Deployment/controller":            {"controller"},
+	"DaemonSet/speaker":                {"speaker"},
+	"DaemonSet/frr-k8s-daemon":         {"controller", "frr-metrics"},
+	"Deployment/frr-k8s-statuscleaner": {"frr-k8s-statuscleaner"},
+}
+
+// withoutTLSArgs checks and removes the --tls-* flags of the object's TLS
+// servers; no other container may have them.
+func withoutTLSArgs(t *testing.T, key string, our *unstructured.Unstructured) {
+	t.Helper()
+	path := []string{"spec", "template", "spec", "containers"}
+	containers, found, _ := unstructured.NestedSlice(our.Object, path...)
+	if !found {
+		return
+	}
+	for _, c := range containers {
+		c := c.(map[string]any)
+		args, _, _ := unstructured.NestedStringSlice(c, "args")
+		kept := slices.DeleteFunc(slices.Clone(args), func(a string) bool { return strings.HasPrefix(a, "--tls-") })
+		if serves := slices.Contains(tlsServers[key], c["name"].(string)); serves != slices.ContainsFunc(args, func(a string) bool {
+			return strings.HasPrefix(a, "--tls-min-version=")
+		}) {
+			t.Errorf("%s container %s has --tls-min-version %t, want %t", key, c["name"], !serves, serves)
+		}
+		if len(kept) != len(args) {
+			_ = unstructured.SetNestedStringSlice(c, kept, "args")
+		}
+	}
+	_ = unstructured.SetNestedSlice(our.Object, containers, path...)
 }
 
 // deliberate compares the objects that differ on purpose: each function checks

@@ -64,6 +64,9 @@ type Snapshot struct {
 	// MonitoringPending tells that their CRDs exist and the API server does
 	// not serve the kinds yet.
 	MonitoringPending bool
+	// ClusterTLSProfile is the spec.tlsSecurityProfile of OpenShift's
+	// APIServer/cluster, nil where it, or its API, does not exist.
+	ClusterTLSProfile *configv1.TLSSecurityProfile
 	// ClusterOperator is nil where it, or its API, does not exist.
 	ClusterOperator *configv1.ClusterOperator
 	// MemberlistKey is a key made for the memberlist Secret when none is
