@@ -110,6 +110,10 @@ func (c *metallbCluster) installMonitoring(t *testing.T) {
 	// OpenShift's APIs are installed: its platform Prometheus is let in.
 	c.waitField(t, "namespace/"+metallbNamespace, `jsonpath={.metadata.labels.openshift\.io/cluster-monitoring}`, "true")
 	c.waitField(t, "rolebinding/prometheus-k8s", "jsonpath={.subjects[0].namespace}", "openshift-monitoring")
+	// And workload partitioning places MetalLB's pods on the platform's CPUs.
+	c.waitField(t, "namespace/"+metallbNamespace, `jsonpath={.metadata.annotations.workload\.openshift\.io/allowed}`, "management")
+	c.waitField(t, "daemonset/speaker", `jsonpath={.spec.template.metadata.annotations.target\.workload\.openshift\.io/management}`,
+		`{"effect": "PreferredDuringScheduling"}`)
 	kubectl(t, c.Env, "patch", "servicemonitor", "speaker-monitor", "-n", metallbNamespace, "--type=merge",
 		"-p", `{"spec":{"endpoints":[{"port":"edited"}]}}`)
 	kubectl(t, c.Env, "patch", "prometheusrule", "metallb", "-n", metallbNamespace, "--type=merge", "-p", `{"spec":{"groups":[]}}`)
@@ -151,11 +155,13 @@ func (c *metallbCluster) waitFRRK8sSpeakers(t *testing.T) {
 }
 
 // installOpenShiftAPIs creates OpenShift's APIs that the operator reads and
-// writes where they exist, and a bare-metal Infrastructure.
+// writes where they exist (the APIServer's, the real CRD, for its TLS
+// profile), and a bare-metal Infrastructure.
 func (c *metallbCluster) installOpenShiftAPIs(t *testing.T) {
 	t.Helper()
-	kubectl(t, c.Env, "apply", "-f", clusterOperatorsCRD, "-f", "testdata/infrastructures-crd.yaml")
-	kubectl(t, c.Env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io", "crd/infrastructures.config.openshift.io")
+	kubectl(t, c.Env, "apply", "-f", clusterOperatorsCRD, "-f", "testdata/infrastructures-crd.yaml", "-f", writeTemp(t, string(testenv.APIServerCRD)))
+	kubectl(t, c.Env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io", "crd/infrastructures.config.openshift.io",
+		"crd/apiservers.config.openshift.io")
 	kubectl(t, c.Env, "apply", "-f", writeTemp(t, "apiVersion: config.openshift.io/v1\nkind: Infrastructure\nmetadata:\n  name: cluster\n"))
 	kubectl(t, c.Env, "patch", "infrastructure", "cluster", "--subresource=status", "--type=merge", "-p", `{"status":{"platformStatus":{"type":"BareMetal"}}}`)
 }

@@ -51,7 +51,20 @@ type data struct {
 	// TLSArgs give every binary that serves TLS (MetalLB's, frr-k8s's) the
 	// TLS profile.
 	TLSArgs []string
+	// ManagementWorkloads marks the namespace and the pods for OpenShift's
+	// workload partitioning, with ManagementWorkloadAnnotation on each pod.
+	ManagementWorkloads          bool
+	ManagementWorkloadAnnotation string
 }
+
+// OpenShift's workload partitioning: pods of a namespace annotated
+// workload.openshift.io/allowed: management that carry this annotation run on
+// the CPUs reserved for the platform where partitioning is on (single-node
+// OpenShift), and as they would anywhere else.
+const (
+	managementWorkloadKey   = "target.workload.openshift.io/management"
+	managementWorkloadValue = `{"effect": "PreferredDuringScheduling"}`
+)
 
 // apiServerPorts are the ports MetalLB's pods reach the API server on, as
 // network policies see them: after the kubernetes Service's 443 is translated
@@ -120,6 +133,11 @@ func newData(s Settings, memberlistKey string) data {
 	memberlistConfig, digest := memberlistFile(s.FailureDetection)
 	speaker := newPodData(s.Images.Speaker, s.Speaker, speakerDefaults)
 	speaker.Annotations[MemberlistConfigAnnotation] = digest
+	controller := newPodData(s.Images.Controller, s.Controller, controllerDefaults)
+	if s.OpenShift {
+		speaker.Annotations[managementWorkloadKey] = managementWorkloadValue
+		controller.Annotations[managementWorkloadKey] = managementWorkloadValue
+	}
 	return data{
 		Namespace:         s.Namespace,
 		ReleaseVersion:    s.Images.ReleaseVersion,
@@ -131,15 +149,17 @@ func newData(s Settings, memberlistKey string) data {
 		BGPBackend:        string(s.BGPBackend),
 		FRRK8s: frrK8sData{Image: s.Images.FRRK8s, FRRImage: s.Images.FRR, AlwaysBlock: s.FRRK8sAlwaysBlock,
 			MinReadySeconds: frrK8sMinReadySeconds},
-		MemberlistKey:      memberlistKey,
-		MemberlistConfig:   memberlistConfig,
-		Controller:         newPodData(s.Images.Controller, s.Controller, controllerDefaults),
-		Speaker:            speaker,
-		NetworkPolicies:    s.NetworkPolicies,
-		APIServerPorts:     apiServerPorts,
-		Monitoring:         s.Monitoring,
-		PlatformMonitoring: s.Monitoring && s.OpenShift,
-		TLSArgs:            s.TLS.Args(),
+		MemberlistKey:                memberlistKey,
+		MemberlistConfig:             memberlistConfig,
+		Controller:                   controller,
+		Speaker:                      speaker,
+		NetworkPolicies:              s.NetworkPolicies,
+		APIServerPorts:               apiServerPorts,
+		Monitoring:                   s.Monitoring,
+		PlatformMonitoring:           s.Monitoring && s.OpenShift,
+		TLSArgs:                      s.TLS.Args(),
+		ManagementWorkloads:          s.OpenShift,
+		ManagementWorkloadAnnotation: managementWorkloadValue,
 	}
 }
 

@@ -51,7 +51,7 @@ var scenarios = []scenario{
 	{name: "monitoring-openshift", monitoring: true, openshift: true},
 	{name: "tls-modern-frr-k8s"},
 	{name: "tls-custom"},
-	{name: "tls-openshift-old", openshift: true, clusterTLS: configv1.TLSProfileOldType},
+	{name: "openshift-frr-k8s", openshift: true, clusterTLS: configv1.TLSProfileOldType},
 	{name: "custom-images", env: map[string]string{
 		ControllerImageEnv: "registry.example.com/metallb/controller@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 		SpeakerImageEnv:    "registry.example.com/metallb/speaker:" + release.MetalLB + "-patched",

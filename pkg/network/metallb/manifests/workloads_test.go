@@ -1,0 +1,40 @@
+package manifests
+
+import (
+	"slices"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// On OpenShift, MetalLB's namespace allows management workloads and keeps
+// its Pod Security levels from OpenShift's label syncer, and every pod the
+// operator renders asks for the platform's CPUs, so that workload
+// partitioning (single-node OpenShift) schedules them there; elsewhere none
+// of it is rendered.
+func TestManagementWorkloadsOnOpenShift(t *testing.T) {
+	for _, name := range []string{"openshift-frr-k8s", "monitoring-openshift", "frr-k8s", "defaults"} {
+		sc := scenarios[slices.IndexFunc(scenarios, func(sc scenario) bool { return sc.name == name })]
+		pods := 0
+		for _, o := range sc.render(t) {
+			if o.GetKind() == "Namespace" {
+				allowed := o.GetAnnotations()["workload.openshift.io/allowed"] == "management"
+				unsynced := o.GetLabels()["security.openshift.io/scc.podSecurityLabelSync"] == "false"
+				if allowed != sc.openshift || unsynced != sc.openshift {
+					t.Errorf("%s: namespace allows management workloads %t and unsynced labels %t; want both %t", name, allowed, unsynced, sc.openshift)
+				}
+			}
+			annotations, found, _ := unstructured.NestedStringMap(o.Object, "spec", "template", "metadata", "annotations")
+			if !found {
+				continue
+			}
+			pods++
+			if got := annotations[managementWorkloadKey] == managementWorkloadValue; got != sc.openshift {
+				t.Errorf("%s: %s %s has the management workload annotation %t, want %t", name, o.GetKind(), o.GetName(), got, sc.openshift)
+			}
+		}
+		if pods == 0 {
+			t.Errorf("%s: no pod template rendered", name)
+		}
+	}
+}
