@@ -128,8 +128,8 @@ func assertKustomization(t *testing.T) {
 	for _, f := range files {
 		name := filepath.Base(f)
 		in := slices.Contains(k.Resources, name)
-		if openShiftOnly := strings.Contains(name, "clusteroperator"); in == openShiftOnly {
-			t.Errorf("kustomization.yaml: %s listed=%v; every manifest but the ClusterOperator belongs there", name, in)
+		if openShiftOnly := strings.Contains(name, "clusteroperator") || strings.Contains(name, "servicemonitor"); in == openShiftOnly {
+			t.Errorf("kustomization.yaml: %s listed=%v; every manifest but the ClusterOperator and the ServiceMonitor belongs there", name, in)
 		}
 	}
 }

@@ -94,7 +94,8 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 
 // installMonitoring creates prometheus-operator's CRDs, the operator
 // running: MetalLB's ServiceMonitors and PrometheusRule appear, with what
-// OpenShift's platform Prometheus needs, and edited they are put back.
+// OpenShift's platform Prometheus needs, and edited they are put back; the
+// operator's own ServiceMonitor applies.
 func (c *metallbCluster) installMonitoring(t *testing.T) {
 	t.Helper()
 	for _, crd := range testenv.MonitoringCRDs(t) {
@@ -106,6 +107,10 @@ func (c *metallbCluster) installMonitoring(t *testing.T) {
 	}
 	speakerPort, firstGroup := "jsonpath={.spec.endpoints[0].port}", "jsonpath={.spec.groups[0].name}"
 	c.waitField(t, "servicemonitor/speaker-monitor", speakerPort, "metricshttps")
+	// The operator's own, from its manifests, as the CVO applies it: the real
+	// CRD accepts it.
+	kubectl(t, c.Env, "wait", "--for=condition=Established", "crd/servicemonitors.monitoring.coreos.com")
+	kubectl(t, c.Env, "apply", "-f", "../../manifests/0000_70_cluster-network-operator_07_servicemonitor.yaml")
 	c.waitField(t, "prometheusrule/metallb", firstGroup, "metallb-configuration")
 	// OpenShift's APIs are installed: its platform Prometheus is let in.
 	c.waitField(t, "namespace/"+metallbNamespace, `jsonpath={.metadata.labels.openshift\.io/cluster-monitoring}`, "true")
