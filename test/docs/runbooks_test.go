@@ -29,7 +29,7 @@ import (
 // The runbooks' placeholders, as this test fills them: a pod of each kind the
 // alerts name, made from the rendered pod templates.
 var (
-	placeholders = strings.NewReplacer("<node>", "node-a", "<peer>", "192.0.2.3", "<pool>", "lan",
+	placeholders = strings.NewReplacer("<node>", "node-a", "<peer>", "192.0.2.3", "<bgppeer>", "router", "<pool>", "lan",
 		"<namespace>", "default", "<service>", "web")
 	fixturePods = map[string]string{ // workload → pod
 		"speaker": "speaker-x7k2p", "frr-k8s-daemon": "frr-k8s-daemon-q4w9z",

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -12,11 +13,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
 	"github.com/bmlb/cluster-network-operator/bindata"
@@ -55,9 +59,8 @@ var alertInputs = map[string]struct {
 // alert rules on those series held for an hour: no alert fires, and the
 // series the alerts read are there, named and labelled as the binaries export
 // them.
-func (c *bgpCluster) assertAlertsSilent(t *testing.T, op *runningOperator, backend string) {
+func (c *bgpCluster) assertAlertsSilent(t *testing.T, op *runningOperator, backend, token string) {
 	t.Helper()
-	token := metricsToken(t, c.Env, "prometheus", true)
 	in := alertInputs[backend]
 	var series []string
 	for _, tg := range in.targets {
@@ -79,12 +82,12 @@ func (c *bgpCluster) assertAlertsSilent(t *testing.T, op *runningOperator, backe
 // scrapeTargets scrapes every pod of a target.
 func (c *bgpCluster) scrapeTargets(t *testing.T, tg target, token string) []string {
 	t.Helper()
-	pods, err := c.Client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: tg.selector})
-	if err != nil || len(pods.Items) == 0 {
-		t.Fatalf("pods %s: %d, %v", tg.selector, len(pods.Items), err)
+	pods := c.podsOf(t, tg.selector)
+	if len(pods) == 0 {
+		t.Fatalf("no pods %s", tg.selector)
 	}
 	var series []string
-	for _, p := range pods.Items {
+	for _, p := range pods {
 		code, body := scrapeMetrics(t, net.JoinHostPort(p.Status.PodIP, fmt.Sprint(tg.port)), token)
 		if code != 200 {
 			t.Fatalf("scraping %s (%s): %d %.200s", p.Name, tg.selector, code, body)
@@ -203,4 +206,64 @@ func alertNames(t *testing.T, rules []byte) []string {
 		}
 	}
 	return names
+}
+
+// sessionAlerts are, by backend, the alert for a BGP session down.
+var sessionAlerts = map[string]string{"native": "MetalLBBGPSessionDown", "frr-k8s": "FRRK8sBGPSessionDown"}
+
+// assertSessionAlertFiresAndResolves has the real Prometheus scrape MetalLB
+// (and frr-k8s) as the ServiceMonitors the operator renders say, with their
+// PrometheusRule: every target is up and the backend's session alert silent;
+// the router's bgpd stopped, the alert fires; started again, it resolves.
+func (c *bgpCluster) assertSessionAlertFiresAndResolves(t *testing.T, backend, token string) {
+	t.Helper()
+	c.createMonitoringCRDs(t)
+	targets := 0
+	for _, tg := range alertInputs[backend].targets {
+		targets += len(c.podsOf(t, tg.selector))
+	}
+	p := c.startPrometheus(t, token)
+	p.waitTargetsUp(t, targets)
+	alert := sessionAlerts[backend]
+	p.waitAlert(t, alert, false, 30*time.Second)
+	if backend == "frr-k8s" {
+		c.connectEvery5s(t)
+	}
+	if err := c.router.StopBGP(); err != nil {
+		t.Fatal(err)
+	}
+	fired := p.waitAlert(t, alert, true, 2*time.Minute)
+	if err := c.router.StartBGP(); err != nil {
+		t.Fatal(err)
+	}
+	resolved := p.waitAlert(t, alert, false, 3*time.Minute)
+	t.Logf("PROMETHEUS: %d targets up; %s fired %s after the router stopped (its for: %s), resolved %s after it started again",
+		targets, alert, fired.Round(time.Second), alertFor, resolved.Round(time.Second))
+}
+
+// podsOf lists MetalLB's pods of a label selector.
+func (c *bgpCluster) podsOf(t *testing.T, selector string) []corev1.Pod {
+	t.Helper()
+	pods, err := c.Client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pods.Items
+}
+
+// connectEvery5s sets the BGPPeer's connectTime to 5 s, and waits until the
+// speakers have given it to frr-k8s: FRR tries a peer that went away again
+// every 120 s by default (MetalLB's native speakers back off from 1 s).
+func (c *bgpCluster) connectEvery5s(t *testing.T) {
+	t.Helper()
+	kubectl(t, c.Env, "patch", "bgppeer.v1beta2.metallb.io", "router", "-n", metallbNamespace, "--type=merge", "-p", `{"spec":{"connectTime":"5s"}}`)
+	want := strings.TrimSpace(strings.Repeat("5s ", len(c.Nodes)))
+	var got string
+	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, 30*time.Second, true, func(context.Context) (bool, error) {
+		got, _ = kubectlErr(c.Env, "get", "frrconfigurations", "-n", metallbNamespace, "-o", "jsonpath={.items[*].spec.bgp.routers[*].neighbors[*].connectTime}")
+		return got == want, nil
+	})
+	if err != nil {
+		t.Fatalf("the FRRConfigurations' connect times are %q, want %q", got, want)
+	}
 }

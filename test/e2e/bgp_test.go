@@ -109,8 +109,10 @@ func newBGPServingOn(t *testing.T, c *bgpCluster, holdTime, backend string) (*bg
 // Announce: every node announces the address of a Service with
 // externalTrafficPolicy Cluster, and only the node with its ready endpoint
 // once the policy is Local. MetalLB's ServiceBGPStatuses, which the user guide
-// points to, say the same; and with every session up, the alerts are silent
-// on what the real binaries export.
+// points to, say the same; with every session up, the alerts are silent on
+// what the real binaries export; and the real Prometheus, scraping them as
+// the ServiceMonitors say, fires the backend's session alert when the router
+// stops and resolves it when the router is back.
 func TestBGPAnnounce(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, backend string) {
 		c, op, ip := newBGPServing(t, "", backend)
@@ -118,10 +120,12 @@ func TestBGPAnnounce(t *testing.T) {
 			c.waitFRRConfigured(t)
 		}
 		c.waitServiceBGPStatus(t, c.nodeNames()...)
-		c.assertAlertsSilent(t, op, backend)
+		token := metricsToken(t, c.Env, "prometheus", true)
+		c.assertAlertsSilent(t, op, backend, token)
 		kubectl(t, c.Env, "patch", "service", "web", "-n", "default", "--type=merge", "-p", `{"spec":{"externalTrafficPolicy":"Local"}}`)
 		c.waitNextHops(t, ip, c.Nodes[0].Name)
 		c.waitServiceBGPStatus(t, c.Nodes[0].Name)
+		c.assertSessionAlertFiresAndResolves(t, backend, token)
 	})
 }
 

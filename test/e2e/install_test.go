@@ -98,15 +98,8 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 // operator's own ServiceMonitor applies.
 func (c *metallbCluster) installMonitoring(t *testing.T) {
 	t.Helper()
-	for _, crd := range testenv.MonitoringCRDs(t) {
-		data, err := json.Marshal(crd.Object)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kubectl(t, c.Env, "create", "-f", writeTemp(t, string(data)))
-	}
+	c.createMonitoringCRDs(t)
 	speakerPort, firstGroup := "jsonpath={.spec.endpoints[0].port}", "jsonpath={.spec.groups[0].name}"
-	c.waitField(t, "servicemonitor/speaker-monitor", speakerPort, "metricshttps")
 	// The operator's own, from its manifests, as the CVO applies it: the real
 	// CRD accepts it.
 	kubectl(t, c.Env, "wait", "--for=condition=Established", "crd/servicemonitors.monitoring.coreos.com")
@@ -124,6 +117,20 @@ func (c *metallbCluster) installMonitoring(t *testing.T) {
 	kubectl(t, c.Env, "patch", "prometheusrule", "metallb", "-n", metallbNamespace, "--type=merge", "-p", `{"spec":{"groups":[]}}`)
 	c.waitField(t, "servicemonitor/speaker-monitor", speakerPort, "metricshttps")
 	c.waitField(t, "prometheusrule/metallb", firstGroup, "metallb-configuration")
+}
+
+// createMonitoringCRDs creates prometheus-operator's CRDs, and waits until
+// the operator has given MetalLB its ServiceMonitors.
+func (c *metallbCluster) createMonitoringCRDs(t *testing.T) {
+	t.Helper()
+	for _, crd := range testenv.MonitoringCRDs(t) {
+		data, err := json.Marshal(crd.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kubectl(t, c.Env, "create", "-f", writeTemp(t, string(data)))
+	}
+	c.waitField(t, "servicemonitor/speaker-monitor", "jsonpath={.spec.endpoints[0].port}", "metricshttps")
 }
 
 // waitField waits until a field of an object in metallb-system (kubectl's

@@ -37,9 +37,11 @@ func TestTLSProfileFollowsTheClusterAndTheMetalLBObject(t *testing.T) {
 	apiServer.SetGroupVersionKind(objects.APIServer)
 	apiServer.SetName(objects.ClusterConfigName)
 	_ = unstructured.SetNestedField(apiServer.Object, "Old", "spec", "tlsSecurityProfile", "type")
-	if err := m.client.Create(t.Context(), apiServer); err != nil {
-		t.Fatal(err)
-	}
+	// The client's discovery may not know the kind yet: created once it does.
+	waitFor(t, "APIServer/cluster created", 30*time.Second, func(ctx context.Context) (bool, error) {
+		err := m.client.Create(ctx, apiServer)
+		return err == nil, ignoreNoMatch(err)
+	})
 	m.run(t, testOptions())
 	m.waitCRDs(t)
 	m.createPool(t, manifests.DefaultNamespace, "pool1")

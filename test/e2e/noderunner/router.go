@@ -180,6 +180,28 @@ func (r *Router) Close() {
 	_ = os.RemoveAll(r.dir)
 }
 
+// StopBGP stops bgpd, as a router that goes down does: it closes its
+// sessions. StartBGP starts it again.
+func (r *Router) StopBGP() error {
+	last := len(r.daemons) - 1
+	if last < 0 || filepath.Base(r.daemons[last].Args[4]) != "bgpd" {
+		return fmt.Errorf("bgpd is not running")
+	}
+	r.vty.close()
+	_ = r.daemons[last].Process.Signal(syscall.SIGTERM)
+	_ = r.daemons[last].Wait()
+	r.daemons = r.daemons[:last]
+	return nil
+}
+
+// StartBGP starts bgpd again, after StopBGP, and waits until it answers.
+func (r *Router) StartBGP() error {
+	if err := r.start("bgpd"); err != nil {
+		return err
+	}
+	return r.waitReady(10 * time.Second)
+}
+
 // NextHops returns, for each prefix the router has a valid path to, the next
 // hops of those paths, as bgpd's table says (show bgp ipv4 unicast json).
 func (r *Router) NextHops(ctx context.Context) (map[string][]net.IP, error) {
