@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
@@ -63,18 +66,28 @@ func TestClusterTLSProfile(t *testing.T) {
 }
 
 // tlsEndpoints are the addresses of the operator's metrics endpoint, and of
-// the controller's and each speaker's, by what they are.
+// the controller's and each speaker's, by what they are, once MetalLB's pods
+// are one ready controller and a ready speaker on each node (a replaced
+// controller's pod may still be listed, and no longer listen).
 func (c *metallbCluster) tlsEndpoints(t *testing.T, op *runningOperator) map[string]string {
 	t.Helper()
-	endpoints := map[string]string{"the operator's metrics": op.metrics}
-	pods, err := c.Client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "app=metallb"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil && p.Status.PodIP != "" {
+	var endpoints map[string]string
+	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := c.Client.CoreV1().Pods(metallbNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app=metallb"})
+		if err != nil {
+			return false, err
+		}
+		endpoints = map[string]string{"the operator's metrics": op.metrics}
+		for _, p := range pods.Items {
+			if ready := readySince(&p); p.DeletionTimestamp != nil || ready.IsZero() || p.Status.PodIP == "" {
+				return false, nil
+			}
 			endpoints[fmt.Sprintf("%s's metrics (%s)", p.Labels["component"], p.Name)] = net.JoinHostPort(p.Status.PodIP, "9120")
 		}
+		return len(endpoints) == 2+len(c.Nodes), nil
+	})
+	if err != nil {
+		t.Fatalf("MetalLB's pods are not one ready controller and a ready speaker per node: %v", endpoints)
 	}
 	return endpoints
 }
@@ -101,13 +114,20 @@ func assertHandshakes(t *testing.T, profile string, endpoints map[string]string,
 	t.Logf("%s: %d endpoints accept TLS 1.3, and TLS 1.2 accepted %t", profile, len(endpoints), tls12)
 }
 
-// handshake makes a TLS handshake of one version with addr. The certificates
-// are self-signed: there is nothing to verify them against.
+// handshake makes a TLS handshake of one version with addr, once addr takes
+// connections (a pod just made ready may not route yet). The certificates are
+// self-signed: there is nothing to verify them against.
 func handshake(addr string, version uint16) error {
-	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr,
-		&tls.Config{InsecureSkipVerify: true, MinVersion: version, MaxVersion: version}) //nolint:gosec // see above
-	if err == nil {
-		conn.Close()
-	}
+	var err error
+	_ = wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		var conn *tls.Conn
+		conn, err = tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr,
+			&tls.Config{InsecureSkipVerify: true, MinVersion: version, MaxVersion: version}) //nolint:gosec // see above
+		if err == nil {
+			conn.Close()
+		}
+		var op *net.OpError
+		return !errors.As(err, &op) || op.Op != "dial", nil
+	})
 	return err
 }
