@@ -109,7 +109,9 @@ func newBGPServingOn(t *testing.T, c *bgpCluster, holdTime, backend string) (*bg
 // Announce: every node announces the address of a Service with
 // externalTrafficPolicy Cluster, and only the node with its ready endpoint
 // once the policy is Local. MetalLB's ServiceBGPStatuses, which the user guide
-// points to, say the same; with every session up, the alerts are silent on
+// points to, say the same; frr-k8s's metrics and webhook take TLS 1.2 and 1.3,
+// as the default profile, Intermediate, has them (frr-k8s alone takes only
+// 1.3); with every session up, the alerts are silent on
 // what the real binaries export; and the real Prometheus, scraping them as
 // the ServiceMonitors say, fires the backend's session alert when the router
 // stops and resolves it when the router is back.
@@ -118,6 +120,7 @@ func TestBGPAnnounce(t *testing.T) {
 		c, op, ip := newBGPServing(t, "", backend)
 		if backend == "frr-k8s" {
 			c.waitFRRConfigured(t)
+			assertHandshakes(t, "Intermediate", c.frrK8sTLSEndpoints(t), true)
 		}
 		c.waitServiceBGPStatus(t, c.nodeNames()...)
 		token := metricsToken(t, c.Env, "prometheus", true)

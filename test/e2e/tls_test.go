@@ -131,3 +131,22 @@ func handshake(addr string, version uint16) error {
 	})
 	return err
 }
+
+// frrK8sTLSEndpoints are the TLS endpoints of frr-k8s: the metrics of each
+// node's frr-k8s and FRR, and the status cleaner's webhook.
+func (c *bgpCluster) frrK8sTLSEndpoints(t *testing.T) map[string]string {
+	t.Helper()
+	endpoints := map[string]string{}
+	for selector, ports := range map[string][]string{"app=frr-k8s": {"9140", "9141"}, "app=frr-k8s-webhook-server": {"19443"}} {
+		pods := c.podsOf(t, selector)
+		if len(pods) == 0 {
+			t.Fatalf("no pods %s", selector)
+		}
+		for _, p := range pods {
+			for _, port := range ports {
+				endpoints[fmt.Sprintf("%s port %s", p.Name, port)] = net.JoinHostPort(p.Status.PodIP, port)
+			}
+		}
+	}
+	return endpoints
+}
