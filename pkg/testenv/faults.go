@@ -36,6 +36,10 @@ type FaultRates struct {
 	// client-go's reflector takes for a failure: it lists again, after a
 	// backoff that doubles each time, and its cache lags for seconds.
 	WatchLifetime time.Duration
+	// FailFirstWrite answers the first write 503 whatever the draw, so that
+	// a story that writes meets a failure whatever the seed and the order its
+	// requests come in: with few writes, a seed's draws may fail none.
+	FailFirstWrite bool
 }
 
 // DefaultFaultRates make 25 % of writes fail, 10 % of requests wait 1-3 s,
@@ -217,6 +221,9 @@ func (f *Faults) decide(req *http.Request) decision {
 		return decision{}
 	}
 	d := draw(f.rng, f.rates, write, isWatch(req))
+	if write && f.rates.FailFirstWrite && f.seen.Writes == 0 {
+		d.fail = http.StatusServiceUnavailable
+	}
 	f.seen.Requests++
 	if write {
 		f.seen.Writes++

@@ -253,6 +253,30 @@ func TestFaultsAnswerFailedWritesWithoutSendingThem(t *testing.T) {
 	}
 }
 
+// With FailFirstWrite, the first write fails (503) even where no write would,
+// reads before it untouched; the writes after it are drawn as ever.
+func TestFaultsFailTheFirstWrite(t *testing.T) {
+	f := NewFaults(FaultSeed(t), FaultRates{FailFirstWrite: true})
+	rt := f.Wrap(roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: req}, nil
+	}))
+	var codes []int
+	for _, method := range []string{"GET", "POST", "PATCH", "GET"} {
+		req, err := http.NewRequest(method, "https://apiserver/api/v1/namespaces/a/configmaps", http.NoBody)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		codes = append(codes, resp.StatusCode)
+	}
+	if want := []int{200, 503, 200, 200}; !slices.Equal(codes, want) {
+		t.Errorf("GET, POST, PATCH, GET answered %v, want %v", codes, want)
+	}
+}
+
 // checkInjectedFailure checks that resp is a failure as kube-apiserver gives it.
 func checkInjectedFailure(t *testing.T, req *http.Request, resp *http.Response) {
 	t.Helper()

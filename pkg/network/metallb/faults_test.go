@@ -48,7 +48,9 @@ func TestStoriesUnderFaults(t *testing.T) {
 		t.Run(story.name, func(t *testing.T) {
 			t.Parallel()
 			m := newModuleEnv(t, story.env)
-			m.faults = testenv.NewFaults(seed+uint64(i), testenv.DefaultFaultRates)
+			rates := testenv.DefaultFaultRates
+			rates.FailFirstWrite = true // the adoption story makes some 15-25 writes
+			m.faults = testenv.NewFaults(seed+uint64(i), rates)
 			m.run(t, story.opts)
 			story.run(t, m)
 			m.faults.Stop()
