@@ -1,14 +1,10 @@
 package testenv
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"os"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // monitoringCRDFiles are prometheus-operator's CRDs that hack/tools.sh
@@ -33,12 +29,7 @@ func MonitoringCRDs(t testing.TB) []*unstructured.Unstructured {
 		if err != nil {
 			t.Fatal(err)
 		}
-		crd := &unstructured.Unstructured{}
-		err = utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096).Decode(&crd.Object)
-		if err != nil && !errors.Is(err, io.EOF) {
-			t.Fatalf("%s: %v", path, err)
-		}
-		crds = append(crds, crd)
+		crds = append(crds, Decode(t, data))
 	}
 	return crds
 }

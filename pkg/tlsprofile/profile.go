@@ -61,7 +61,7 @@ func fromSpec(kind configv1.TLSProfileType, spec *configv1.TLSProfileSpec, path 
 		return out, nil
 	}
 	for _, name := range crypto.OpenSSLToIANACipherSuites(spec.Ciphers) {
-		if id, err := crypto.CipherSuite(name); err == nil && !onlyTLS13(id) {
+		if id, err := crypto.CipherSuite(name); err == nil && !tls13Only[id] {
 			out.CipherSuites = append(out.CipherSuites, name)
 		}
 	}
@@ -72,15 +72,19 @@ func fromSpec(kind configv1.TLSProfileType, spec *configv1.TLSProfileSpec, path 
 	return out, nil
 }
 
-// onlyTLS13 tells whether a suite is one of TLS 1.3's, which a server always
-// offers to a TLS 1.3 client and never below it.
-func onlyTLS13(id uint16) bool {
+// tls13Only are TLS 1.3's suites, which a server always offers to a TLS 1.3
+// client and never below it.
+var tls13Only = func() map[uint16]bool {
+	only := map[uint16]bool{}
 	for _, s := range slices.Concat(tls.CipherSuites(), tls.InsecureCipherSuites()) {
-		if s.ID == id {
-			return !slices.ContainsFunc(s.SupportedVersions, func(v uint16) bool { return v < tls.VersionTLS13 })
-		}
+		only[s.ID] = !slices.ContainsFunc(s.SupportedVersions, func(v uint16) bool { return v < tls.VersionTLS13 })
 	}
-	return false
+	return only
+}()
+
+// Equal tells whether two profiles ask the same.
+func (p Profile) Equal(o Profile) bool {
+	return p.Type == o.Type && p.MinVersion == o.MinVersion && slices.Equal(p.CipherSuites, o.CipherSuites)
 }
 
 // Args are the flags that give a Kubernetes-style binary (MetalLB's, frr-k8s's)

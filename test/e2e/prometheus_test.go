@@ -45,7 +45,7 @@ func (c *metallbCluster) startPrometheus(t *testing.T, token string) *prometheus
 	}
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
-	writeFile(t, tokenFile, token)
+	write(t, tokenFile, token)
 	var jobs []any
 	for _, sm := range c.listMonitoring(t, "servicemonitors") {
 		jobs = append(jobs, scrapeJobs(sm, c.Env.Kubeconfig, tokenFile)...)
@@ -164,14 +164,7 @@ func writeYAML(t *testing.T, path string, v any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, path, string(data))
-}
-
-func writeFile(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	write(t, path, string(data))
 }
 
 // waitTargetsUp waits until Prometheus scrapes n targets, each up.

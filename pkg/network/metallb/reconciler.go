@@ -72,7 +72,6 @@ func add(mgr ctrl.Manager, opts Options, inv manifests.Inventory, reporter publi
 	if reporter.ClusterOperator != nil {
 		opts.ClusterOperator = reporter.ClusterOperator.Name
 	}
-	_, err := mgr.GetRESTMapper().RESTMapping(objects.Infrastructure.GroupKind())
 	r := &Reconciler{
 		client:      mgr.GetClient(),
 		apiReader:   mgr.GetAPIReader(),
@@ -81,7 +80,7 @@ func add(mgr ctrl.Manager, opts Options, inv manifests.Inventory, reporter publi
 		events:      mgr.GetEventRecorder(manifests.FieldOwner),
 		opts:        opts.Options,
 		clock:       opts.Clock,
-		openshift:   err == nil,
+		openshift:   served(mgr, objects.Infrastructure),
 		inventory:   inv,
 		reporter:    reporter,
 		nodeAddress: nodeAddress,
@@ -90,13 +89,20 @@ func add(mgr ctrl.Manager, opts Options, inv manifests.Inventory, reporter publi
 		pace:        clock.RealClock{},
 	}
 	r.opts.Environment.OpenShift = r.openshift
-	_, err = mgr.GetRESTMapper().RESTMapping(objects.APIServer.GroupKind())
-	r.apiServerAPI = err == nil
+	r.apiServerAPI = served(mgr, objects.APIServer)
+	var err error
 	if r.lookup, err = newLookupCache(mgr, inv, opts.Namespace); err != nil {
 		return nil, err
 	}
 	r.controller, err = r.watches(ctrl.NewControllerManagedBy(mgr)).Build(r)
 	return r, err
+}
+
+// served tells whether the API server serves a kind, as the manager's
+// discovery found it at start.
+func served(mgr ctrl.Manager, gvk schema.GroupVersionKind) bool {
+	_, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind())
+	return err == nil
 }
 
 // Reconcile observes the cluster, plans what to do, does it and reports how

@@ -2,7 +2,6 @@ package metallb
 
 import (
 	"context"
-	"slices"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -24,8 +23,7 @@ import (
 // or not, from the manager's cache, a change taking effect at the next
 // handshake.
 func (m *Module) GovernTLS(mgr manager.Manager, serving *tlsprofile.Serving) error {
-	_, err := mgr.GetRESTMapper().RESTMapping(objects.APIServer.GroupKind())
-	return mgr.Add(&servingTLS{cache: mgr.GetCache(), namespace: m.opts.Namespace, apiServerAPI: err == nil,
+	return mgr.Add(&servingTLS{cache: mgr.GetCache(), namespace: m.opts.Namespace, apiServerAPI: served(mgr, objects.APIServer),
 		serving: serving, log: ctrl.Log.WithName("tls")})
 }
 
@@ -51,13 +49,20 @@ func (s *servingTLS) Start(ctx context.Context) error {
 		kinds = append(kinds, &configv1.APIServer{})
 	}
 	changed := func(any) { s.update(ctx) }
+	// Of an update, only a change of spec (its generation): the MetalLB
+	// object's status is written at every step of a rollout.
+	specChanged := func(old, o any) {
+		if old.(client.Object).GetGeneration() != o.(client.Object).GetGeneration() {
+			s.update(ctx)
+		}
+	}
 	for _, kind := range kinds {
 		informer, err := s.cache.GetInformer(ctx, kind)
 		if err != nil {
 			return err
 		}
 		if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: changed,
-			UpdateFunc: func(_, o any) { changed(o) }, DeleteFunc: changed}); err != nil {
+			UpdateFunc: specChanged, DeleteFunc: changed}); err != nil {
 			return err
 		}
 	}
@@ -90,7 +95,7 @@ func (s *servingTLS) update(ctx context.Context) {
 		}
 		p, _ = manifests.TLSProfileFor(env, nil)
 	}
-	if !served || current.Type != p.Type || current.MinVersion != p.MinVersion || !slices.Equal(current.CipherSuites, p.CipherSuites) {
+	if !served || !current.Equal(p) {
 		s.serving.Set(p)
 		s.log.Info("the operator's TLS endpoints follow a new profile", "profile", p.Type, "minVersion", p.MinVersion)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -79,9 +80,7 @@ func (m *moduleEnv) waitEstablished(t *testing.T, name string) {
 		if err := m.client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
-		return slices.ContainsFunc(crd.Status.Conditions, func(c apiextensionsv1.CustomResourceDefinitionCondition) bool {
-			return c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue
-		}), nil
+		return apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established), nil
 	})
 }
 
