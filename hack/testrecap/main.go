@@ -97,18 +97,54 @@ func (r *recorder) record(e event) {
 }
 
 // recap writes each failed test's lines again, but those omitted and the
-// "=== RUN/PAUSE/CONT/NAME" markers.
+// "=== RUN/PAUSE/CONT/NAME" markers, and ends with each one's last messages.
 func (r *recorder) recap(w io.Writer, omitted *regexp.Regexp) {
 	if len(r.failed) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\n=== RECAP: %d failed, each with its own output (but lines matching %q)\n", len(r.failed), omitted)
+	kept := map[string][]string{}
 	for _, key := range r.failed {
-		fmt.Fprintf(w, "--- %s\n", key)
 		for _, line := range r.lines[key] {
 			if !strings.HasPrefix(line, "=== ") && (omitted.String() == "" || !omitted.MatchString(line)) {
-				io.WriteString(w, line)
+				kept[key] = append(kept[key], line)
 			}
 		}
+		fmt.Fprintf(w, "--- %s\n%s", key, strings.Join(kept[key], ""))
 	}
+	fmt.Fprintf(w, "=== RECAP: the last %d messages of each failed test\n", lastMessages)
+	for _, key := range r.failed {
+		fmt.Fprintf(w, "--- %s\n", key)
+		for _, m := range last(messages(kept[key]), lastMessages) {
+			fmt.Fprintln(w, clip(m, messageWidth))
+		}
+	}
+}
+
+// lastMessages and messageWidth keep the recap's end short: a tool that
+// shows the end of a long output must show the failure, not the control
+// plane's logs a failed story prints after it.
+const lastMessages, messageWidth = 4, 400
+
+// message is the start of a line a test wrote (t.Log, t.Error, t.Fatal):
+// its file and line; a message's further lines have none.
+var message = regexp.MustCompile(`^\s+[\w.-]+\.go:\d+: `)
+
+func messages(lines []string) []string {
+	var ms []string
+	for _, l := range lines {
+		if message.MatchString(l) {
+			ms = append(ms, strings.TrimRight(l, "\n"))
+		}
+	}
+	return ms
+}
+
+func last(s []string, n int) []string { return s[max(0, len(s)-n):] }
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + " …"
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -31,7 +32,8 @@ func TestRecapRepeatsOnlyTheFailedTestsOwnLines(t *testing.T) {
 		t.Errorf("copied:\n%s\nwant:\n%s", copied, want)
 	}
 	recap := strings.TrimPrefix(out.String(), copied)
-	if want := "\n=== RECAP: 1 failed, each with its own output (but lines matching \"pod\\\\.go:\")\n--- p TestA\n    a_test.go:7: want 2, got 3\n--- FAIL: TestA (1.00s)\n"; recap != want {
+	if want := "\n=== RECAP: 1 failed, each with its own output (but lines matching \"pod\\\\.go:\")\n--- p TestA\n    a_test.go:7: want 2, got 3\n--- FAIL: TestA (1.00s)\n" +
+		"=== RECAP: the last 4 messages of each failed test\n--- p TestA\n    a_test.go:7: want 2, got 3\n"; recap != want {
 		t.Errorf("recap:\n%s\nwant:\n%s", recap, want)
 	}
 }
@@ -43,5 +45,30 @@ func TestRunExitsAsTheCommandDoes(t *testing.T) {
 	}
 	if code := run([]string{"true"}, regexp.MustCompile(""), &out); code != 0 {
 		t.Errorf("exit code %d, want 0", code)
+	}
+}
+
+func TestRecapEndsWithTheLastMessagesNotTheLogsAfterThem(t *testing.T) {
+	var lines []string
+	for _, output := range []string{
+		"    a_test.go:1: first\n", "    a_test.go:2: " + strings.Repeat("x", 500) + "\n", "    a_test.go:3: want 2, got 3\n",
+		"    a_test.go:4: third\n", "    testing.go:29: control plane logs:\n", "        --- etcd: warnings and errors ---\n",
+		"        E1205 something failed\n", "--- FAIL: TestA (1.00s)\n",
+	} {
+		line, _ := json.Marshal(event{Action: "output", Package: "p", Test: "TestA", Output: output})
+		lines = append(lines, string(line))
+	}
+	lines = append(lines, `{"Action":"fail","Package":"p","Test":"TestA"}`)
+	r := newRecorder()
+	var out bytes.Buffer
+	r.copy(strings.NewReader(strings.Join(lines, "\n")), &out)
+	out.Reset()
+	r.recap(&out, regexp.MustCompile(`pod\.go:`))
+
+	_, end, _ := strings.Cut(out.String(), "=== RECAP: the last 4 messages of each failed test\n")
+	want := "--- p TestA\n    a_test.go:2: " + strings.Repeat("x", messageWidth-len("    a_test.go:2: ")) + " …\n" +
+		"    a_test.go:3: want 2, got 3\n    a_test.go:4: third\n    testing.go:29: control plane logs:\n"
+	if end != want {
+		t.Errorf("the recap ends with:\n%s\nwant:\n%s", end, want)
 	}
 }

@@ -181,12 +181,20 @@ func (c *bgpCluster) configureBudget(t *testing.T, backend string) {
 	if backend == "frr-k8s" {
 		c.applyOnceServed(t, guideExample(t, "frr-k8s"))
 	}
+	// The router only listens: a node's FRR connects, and after a failed try
+	// waits its connect time, 120 s unless set, which a replaced frr-k8s
+	// daemon that met its predecessor's session would wait on a loaded machine
+	// (native MetalLB refuses the field, and backs off from 1 s).
+	connectTime := ""
+	if backend == "frr-k8s" {
+		connectTime = ", connectTime: 5s"
+	}
 	c.applyOnceServed(t, writeTemp(t, fmt.Sprintf(budgetPool, "budget-l2", "192.0.2.130-192.0.2.154", "L2Advertisement")+
 		"---\n"+fmt.Sprintf(budgetPool, "budget-bgp", "192.0.2.160-192.0.2.184", "BGPAdvertisement")+`---
 apiVersion: metallb.io/v1beta2
 kind: BGPPeer
 metadata: {name: router, namespace: metallb-system}
-spec: {myASN: 64500, peerASN: 64501, peerAddress: 192.0.2.3}
+spec: {myASN: 64500, peerASN: 64501, peerAddress: 192.0.2.3`+connectTime+`}
 `))
 	c.createBudgetServices(t)
 }
