@@ -36,7 +36,7 @@ func main() {
 	flag.StringVar(&c.binary, "binary", "bin/cluster-network-operator", "the operator binary (`make build`)")
 	flag.StringVar(&c.keepLog, "keep-log", "", "write the operator's log to this file and keep it (default: a temporary file, removed)")
 	flag.StringVar(&c.metricsURL, "metrics-url", "https://127.0.0.1:8443/metrics", "where the default --metrics-bind-address serves the operator's metrics (http or https)")
-	flag.StringVar(&c.heapProfile, "heap-profile", "", "also start the operator with --pprof-bind-address="+binarybench.PprofAddr+" and write its heap profile (go tool pprof) to this file after measuring")
+	flag.StringVar(&c.heapProfile, "heap-profile", "", "also start the operator with --pprof-bind-address="+binarybench.PprofAddr+" and write its heap profile (go tool pprof) to this file after measuring, and its goroutine profile to the file's name with .goroutines")
 	flag.IntVar(&c.nodes, "nodes", 2000, "kwok nodes")
 	flag.IntVar(&c.services, "services", 10000, "Services of type LoadBalancer")
 	flag.IntVar(&c.namespaces, "namespaces", 10, "namespaces the Services are spread over")
@@ -154,12 +154,14 @@ func activate(ctx context.Context, b *binarybench.Bench, m *metricsReader, settl
 	return waitSettled(ctx, m, settle)
 }
 
-// saveHeapProfile writes the operator's heap profile when -heap-profile asks.
+// saveHeapProfile writes the operator's heap profile when -heap-profile asks,
+// and beside it its goroutines (their stacks take memory too).
 func (c config) saveHeapProfile(ctx context.Context) error {
 	if c.heapProfile == "" {
 		return nil
 	}
-	return binarybench.SaveProfile(ctx, "heap", c.heapProfile)
+	return errors.Join(binarybench.SaveProfile(ctx, "heap", c.heapProfile),
+		binarybench.SaveProfile(ctx, "goroutine", c.heapProfile+".goroutines"))
 }
 
 // measure reads the operator's memory and compares it with the goal, adding

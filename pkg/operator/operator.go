@@ -259,6 +259,12 @@ func newManager(events context.Context, cfg *rest.Config, o Options, scheme *run
 	if err := mgr.AddReadyzCheck("informers", informersSynced(mgr)); err != nil {
 		return nil, err
 	}
+	released := func(returned uint64) {
+		mgr.GetLogger().V(1).Info("returned the memory of finished work to the system", "bytes", returned)
+	}
+	if err := mgr.Add(IdleRelease{Released: released}); err != nil {
+		return nil, err
+	}
 	return mgr, nil
 }
 

@@ -36,6 +36,9 @@ func Parse(fsys fs.FS, dir string) (*Templates, error) {
 		return nil, err
 	}
 	t := &Templates{}
+	// One set for the folder: its templates share one copy of the functions
+	// (sprig's some 200, kept twice by each set) and the option.
+	set := template.New(dir).Option("missingkey=error").Funcs(sprig.TxtFuncMap())
 	for _, e := range entries {
 		if e.IsDir() {
 			continue
@@ -45,7 +48,7 @@ func Parse(fsys fs.FS, dir string) (*Templates, error) {
 		if err != nil {
 			return nil, err
 		}
-		tmpl, err := template.New(name).Option("missingkey=error").Funcs(sprig.TxtFuncMap()).Parse(string(text))
+		tmpl, err := set.New(name).Parse(string(text))
 		if err != nil {
 			return nil, err // "template: dir/file:line: ..."
 		}

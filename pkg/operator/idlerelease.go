@@ -1,0 +1,102 @@
+package operator
+
+import (
+	"context"
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+)
+
+// The operator works in bursts (an activation, an upgrade, a change of
+// configuration) and is idle between them, for days. Go's collector lets the
+// heap grow to twice what is live before it collects (GOGC=100), and returns
+// what it freed to the system a little at a time: a settled operator would
+// keep a burst's garbage, as much again as it needs, until the next burst.
+// Once it goes quiet after one, it collects and returns that memory at once.
+const (
+	// idleCheck is how often the allocations are read: a burst has ended
+	// when a whole period allocated next to nothing.
+	idleCheck = 10 * time.Second
+	// quietAllocation is the most an idle operator allocates in idleCheck:
+	// its Lease renewals, the watch events of a cluster of thousands of nodes
+	// (a kubelet's status every few minutes each) and a scrape of its metrics
+	// every second (some 200 KiB each) stay under it; an activation allocates
+	// tens of MiB.
+	quietAllocation = 4 << 20
+	// worthReleasing is the least garbage and free heap, together, a release
+	// is for: under it a collection costs more than it returns.
+	worthReleasing = 4 << 20
+)
+
+// heapSample is what the release decides on, from runtime/metrics.
+type heapSample struct {
+	allocated  uint64 // bytes allocated since the process started
+	returnable uint64 // garbage not collected yet, and free heap not returned
+}
+
+// shouldRelease decides, from the sample of the last check and this one,
+// whether the operator has just gone quiet with memory to return.
+func shouldRelease(last, now heapSample) bool {
+	return now.allocated-last.allocated < quietAllocation && now.returnable >= worthReleasing
+}
+
+var heapMetrics = []string{
+	"/gc/heap/allocs:bytes",
+	"/memory/classes/heap/objects:bytes", // live objects and garbage not yet swept
+	"/gc/heap/live:bytes",                // what the last collection found live
+	"/memory/classes/heap/free:bytes",    // free heap not returned to the system
+}
+
+func readHeap(samples []metrics.Sample) heapSample {
+	metrics.Read(samples)
+	v := func(i int) uint64 { return samples[i].Value.Uint64() }
+	garbage := v(1) - min(v(1), v(2))
+	return heapSample{allocated: v(0), returnable: garbage + v(3)}
+}
+
+// IdleRelease returns the memory of a finished burst of work to the system
+// (debug.FreeOSMemory) when the operator goes quiet with at least
+// worthReleasing to return: at most once every check, and in a quiet
+// operator seldom. It runs on every replica: one that is not the leader also
+// fills its caches in bursts.
+type IdleRelease struct {
+	// Every is how often the allocations are read (idleCheck unless set).
+	Every time.Duration
+	// Released, when set, is told of each release and what it returned.
+	Released func(returned uint64)
+}
+
+// Start runs the release until ctx ends.
+func (r IdleRelease) Start(ctx context.Context) error {
+	every := r.Every
+	if every == 0 {
+		every = idleCheck
+	}
+	samples := make([]metrics.Sample, len(heapMetrics))
+	for i, name := range heapMetrics {
+		samples[i].Name = name
+	}
+	ticker := time.NewTicker(every)
+	defer ticker.Stop()
+	last := readHeap(samples)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+		now := readHeap(samples)
+		if shouldRelease(last, now) {
+			debug.FreeOSMemory()
+			before := now.returnable
+			now = readHeap(samples)
+			if r.Released != nil {
+				r.Released(before - min(before, now.returnable))
+			}
+		}
+		last = now
+	}
+}
+
+// NeedLeaderElection says it runs on every replica.
+func (IdleRelease) NeedLeaderElection() bool { return false }

@@ -1,0 +1,65 @@
+package operator
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+func TestShouldRelease(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		name      string
+		last, now heapSample
+		want      bool
+	}{
+		{"quiet after a burst", heapSample{allocated: 100 * mib}, heapSample{allocated: 100*mib + 512<<10, returnable: 20 * mib}, true},
+		{"still busy", heapSample{allocated: 100 * mib}, heapSample{allocated: 110 * mib, returnable: 20 * mib}, false},
+		{"quiet with little to return", heapSample{allocated: 100 * mib}, heapSample{allocated: 100 * mib, returnable: 3 * mib}, false},
+		{"allocated just the quiet amount", heapSample{}, heapSample{allocated: quietAllocation, returnable: worthReleasing}, false},
+		{"just worth it", heapSample{}, heapSample{allocated: quietAllocation - 1, returnable: worthReleasing}, true},
+	} {
+		if got := shouldRelease(c.last, c.now); got != c.want {
+			t.Errorf("%s: shouldRelease = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+var kept, garbage [][]byte
+
+// The release runs the real collector: after a burst of allocations, once
+// quiet, what the burst left is returned, and the release is not repeated
+// while nothing is allocated.
+func TestIdleReleaseReturnsABurstsMemory(t *testing.T) {
+	// 64 MiB live set the heap's goal at 128 MiB, so that the burst's 32 MiB
+	// stay garbage until the release collects them.
+	kept = allocate(64)
+	t.Cleanup(func() { kept = nil })
+	runtime.GC()
+	released := make(chan uint64, 10)
+	r := IdleRelease{Every: 200 * time.Millisecond, Released: func(n uint64) { released <- n }}
+	go r.Start(t.Context())
+	garbage = allocate(32)
+	garbage = nil
+	select {
+	case n := <-released:
+		if n < 30<<20 {
+			t.Errorf("the release returned %d bytes, want nearly the burst's 32 MiB", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no release within 10 s of a burst of 32 MiB")
+	}
+	select {
+	case <-released:
+		t.Error("released again with nothing allocated")
+	case <-time.After(time.Second):
+	}
+}
+
+func allocate(mib int) [][]byte {
+	var b [][]byte
+	for range mib {
+		b = append(b, make([]byte, 1<<20))
+	}
+	return b
+}
