@@ -5,6 +5,10 @@ import (
 	metallbv1beta2 "go.universe.tf/metallb/api/v1beta2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,6 +27,7 @@ func cacheByObject(inv manifests.Inventory, namespace string) map[client.Object]
 		// MetalLB's and frr-k8s's pods, to name the nodes of a hung rollout.
 		&corev1.Pod{}: {Label: manifests.NodePods, Namespaces: inNamespace, Transform: podReadinessOnly},
 	}
+	shared := sharedKinds(inv)
 	for _, gvk := range inv.Kinds {
 		// Every reconcile reads them all, the CRDs (hundreds of kilobytes) among
 		// them; the module only reads them, so the cache need not copy them.
@@ -32,9 +37,52 @@ func cacheByObject(inv manifests.Inventory, namespace string) map[client.Object]
 			// like there and nowhere else.
 			by.Namespaces = inNamespace
 		}
+		if shared[gvk] {
+			by.Label, by.Transform = nil, ownedWholeOthersLookedUp
+		}
 		byObject[objects.Empty(gvk)] = by
 	}
 	return byObject
+}
+
+// sharedKinds are the rendered kinds of which one informer serves both the
+// module's own objects and the lookups: those of MetalLB's namespace, where
+// nearly every object is the module's, so that one informer of them all costs
+// less than two (each some 130 KB with its goroutines' stacks). Not Secrets:
+// the operator never receives another's secret data; not DaemonSets, looked up
+// in every namespace; nor the cluster-scoped kinds, of which the cluster has
+// hundreds (and CRDs are large), watched whole only with the module's labels.
+func sharedKinds(inv manifests.Inventory) map[schema.GroupVersionKind]bool {
+	shared := map[schema.GroupVersionKind]bool{}
+	for _, gvk := range inv.Kinds {
+		if inv.Namespaced[gvk] && gvk != objects.Secret && gvk != objects.DaemonSet {
+			shared[gvk] = true
+		}
+	}
+	return shared
+}
+
+// ownedWholeOthersLookedUp is the transform of the shared kinds: it keeps the
+// module's own objects whole (but their managedFields), and of another's what
+// a lookup reads (lookupOnly).
+func ownedWholeOthersLookedUp(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || manifests.Ownership.AsSelector().Matches(labels.Set(u.GetLabels())) {
+		return stripManagedFields(obj)
+	}
+	m := &metav1.PartialObjectMetadata{}
+	if err := copyMetadata(u, m); err != nil {
+		return nil, err
+	}
+	kept, err := lookupOnly(m)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&kept.(*metav1.PartialObjectMetadata).ObjectMeta)
+	if err != nil {
+		return nil, err
+	}
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": meta}}, nil
 }
 
 // podReadinessOnly keeps of a MetalLB pod what names a hung rollout's nodes:

@@ -103,3 +103,56 @@ func (m *moduleEnv) assertUnwritten(t *testing.T, created *appsv1.DaemonSet) {
 			live.Generation, live.Labels, live.Annotations, created.Generation, created.Labels, created.Annotations)
 	}
 }
+
+// In MetalLB's namespace one informer of a kind serves both the module's own
+// objects and the lookups of others' (sharedKinds): a ServiceAccount at a
+// rendered name that another wrote is found, told and not touched, and once
+// it goes the module creates its own. The module opened no watch of the
+// shared kinds' metadata, and still looks DaemonSets up by theirs; and none
+// of the priority and runtime classes, which the MetalLB object names none of.
+func TestForeignObjectOfASharedKind(t *testing.T) {
+	serviceAccount := corev1.SchemeGroupVersion.WithKind("ServiceAccount")
+	t.Parallel()
+	m := startModule(t, testenv.Options{}, testOptions())
+	ctx := t.Context()
+	theirs := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ControllerName,
+		Labels: map[string]string{"team": "network"}}}
+	if err := m.client.Create(ctx, theirs, client.FieldOwner("someone")); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.client.Create(ctx, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName}}); err != nil {
+		t.Fatal(err)
+	}
+	c := m.waitDegraded(t, clusterObject, func(c metav1.Condition) bool { return c.Reason == plan.ReasonForeignObjects })
+	if want := "ServiceAccount metallb-system/controller (written by someone)"; !strings.Contains(c.Message, want) {
+		t.Errorf("Degraded %s %q does not say %q", c.Reason, c.Message, want)
+	}
+	m.assertAbsent(t, "Deployment/controller")
+	live := m.get(t, serviceAccount, manifests.DefaultNamespace, manifests.ControllerName)
+	if !maps.Equal(live.GetLabels(), theirs.Labels) {
+		t.Errorf("the foreign ServiceAccount's labels are %v, want %v: the module wrote it", live.GetLabels(), theirs.Labels)
+	}
+
+	if err := m.client.Delete(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the module's own ServiceAccount", 10*time.Second, func(ctx context.Context) (bool, error) {
+		o := m.get(t, serviceAccount, manifests.DefaultNamespace, manifests.ControllerName)
+		return o != nil && o.GetLabels()[manifests.ManagedByLabel] == manifests.ManagedBy, nil
+	})
+	m.waitDegraded(t, clusterObject, isFalse)
+
+	watches := m.watchCounts()
+	for _, resource := range []string{"serviceaccounts", "configmaps", "roles", "rolebindings", "services", "deployments", "networkpolicies"} {
+		path := "namespaces/" + manifests.DefaultNamespace + "/" + resource
+		if watches[path] == 0 || watches[path+" (metadata)"] != 0 {
+			t.Errorf("%s: %d watches of whole objects, %d of metadata; want one informer of whole objects", path, watches[path], watches[path+" (metadata)"])
+		}
+	}
+	if n := watches["priorityclasses"] + watches["runtimeclasses"]; n != 0 {
+		t.Errorf("%d watches of priority or runtime classes, which the MetalLB object does not name", n)
+	}
+	if watches["daemonsets (metadata)"] == 0 {
+		t.Errorf("no watch of every DaemonSet's metadata: the lookups of another MetalLB's speakers are gone; watches: %v", watches)
+	}
+}

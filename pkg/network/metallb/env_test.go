@@ -61,6 +61,9 @@ type moduleEnv struct {
 	// resource, Events included; events counts the Events the module gives.
 	mu      sync.Mutex
 	written map[string]int
+	// watches counts the watches the module opened by resource, those of
+	// metadata only with " (metadata)".
+	watches map[string]int
 	events  atomic.Int64
 	// faults, when set before run, are injected into the module's requests.
 	faults *testenv.Faults
@@ -145,6 +148,8 @@ func (m *moduleEnv) run(t testing.TB, opts Options) {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 			if req.Method != http.MethodGet {
 				m.countWrite(req)
+			} else if req.URL.Query().Get("watch") == "true" {
+				m.countWatch(req)
 			}
 			return rt.RoundTrip(req)
 		})
@@ -198,6 +203,26 @@ func (m *moduleEnv) countWrite(req *http.Request) {
 		m.written = map[string]int{}
 	}
 	m.written[req.Method+" "+writtenResource(req.URL.Path)]++
+}
+
+func (m *moduleEnv) countWatch(req *http.Request) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.watches == nil {
+		m.watches = map[string]int{}
+	}
+	key := writtenResource(req.URL.Path)
+	if strings.Contains(req.Header.Get("Accept"), "as=PartialObjectMetadata") {
+		key += " (metadata)"
+	}
+	m.watches[key]++
+}
+
+// watchCounts returns how many watches of each resource the module opened.
+func (m *moduleEnv) watchCounts() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.watches)
 }
 
 // writeCounts returns how many writes of each kind the module made so far.

@@ -10,8 +10,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -107,6 +109,34 @@ func TestInvalidSpecWithNoAppliedSpecChangesNothing(t *testing.T) {
 	if after := m.workloadVersions(t); after != before {
 		t.Errorf("the workloads were written: resourceVersions %s, were %s", after, before)
 	}
+}
+
+// A priority class the spec names and that does not exist yet: the object is
+// Degraded, and once the class is created (an event of the watch the module
+// started when the spec named a class) the speakers get it.
+func TestNamedPriorityClassThatAppearsIsUsed(t *testing.T) {
+	t.Parallel()
+	m := startModule(t, testenv.Options{}, testOptions())
+	ctx := t.Context()
+	if err := m.client.Create(ctx, &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName},
+		Spec: v1beta1.MetalLBSpec{SpeakerConfig: &v1beta1.SpeakerConfig{Config: v1beta1.Config{PriorityClassName: "urgent"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	m.waitDegraded(t, clusterObject, func(c metav1.Condition) bool {
+		return c.Status == metav1.ConditionTrue && strings.Contains(c.Message, `spec.speakerConfig.priorityClassName: Not found: "urgent"`)
+	})
+	if err := m.client.Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "urgent"}, Value: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the speakers with the class", 10*time.Second, func(context.Context) (bool, error) {
+		ds := m.get(t, objects.DaemonSet, manifests.DefaultNamespace, manifests.SpeakerName)
+		if ds == nil {
+			return false, nil
+		}
+		name, _, _ := unstructured.NestedString(ds.Object, "spec", "template", "spec", "priorityClassName")
+		return name == "urgent", nil
+	})
+	m.waitDegraded(t, clusterObject, isFalse)
 }
 
 // workloadVersions returns the resourceVersions of MetalLB's workloads, the

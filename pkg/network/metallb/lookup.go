@@ -1,8 +1,14 @@
 package metallb
 
 import (
+	"context"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,17 +25,26 @@ import (
 // lookupCache holds the metadata of every object of the kinds the module
 // renders, its own or not (in MetalLB's namespace for namespaced kinds): the
 // lookups of objects another installation created cost no request, and their
-// appearing or going is an event. The owned cache cannot hold them: it keeps
-// whole objects, of the module's own only.
-type lookupCache struct{ cache.Cache }
+// appearing or going is an event. Of the kinds sharedKinds names it holds
+// nothing: their lookups read the owned cache, which holds every object of
+// them (see cacheByObject).
+type lookupCache struct {
+	cache.Cache
+	owned  client.Reader // the manager's cache
+	shared map[schema.GroupVersionKind]bool
+}
 
 // GetCache has the manager start the cache with its own, before the
 // controllers, and wait for it to fill.
 func (c lookupCache) GetCache() cache.Cache { return c.Cache }
 
 func newLookupCache(mgr manager.Manager, inv manifests.Inventory, namespace string) (lookupCache, error) {
+	shared := sharedKinds(inv)
 	byObject := map[client.Object]cache.ByObject{}
 	for _, gvk := range inv.Kinds {
+		if shared[gvk] {
+			continue
+		}
 		by := cache.ByObject{}
 		// DaemonSets everywhere: another MetalLB's speakers, in any namespace,
 		// would answer for the same addresses (a cluster has few DaemonSets).
@@ -41,12 +56,60 @@ func newLookupCache(mgr manager.Manager, inv manifests.Inventory, namespace stri
 	c, err := cache.New(mgr.GetConfig(), cache.Options{
 		HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
 		ByObject: byObject, DefaultTransform: lookupOnly,
+		// A lookup of a kind it was not made for would start an informer.
+		ReaderFailOnMissingInformer: true,
 	})
 	if err != nil {
 		return lookupCache{}, err
 	}
-	lc := lookupCache{c}
+	lc := lookupCache{Cache: c, owned: mgr.GetCache(), shared: shared}
 	return lc, mgr.Add(lc)
+}
+
+// Get reads an object's metadata, from the owned cache for a shared kind.
+func (c lookupCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok || !c.shared[m.GroupVersionKind()] {
+		return c.Cache.Get(ctx, key, obj, opts...)
+	}
+	u := objects.Empty(m.GroupVersionKind())
+	if err := c.owned.Get(ctx, key, u, opts...); err != nil {
+		return err
+	}
+	return copyMetadata(u, m)
+}
+
+// List lists objects' metadata, from the owned cache for a shared kind.
+func (c lookupCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	l, ok := list.(*metav1.PartialObjectMetadataList)
+	if !ok {
+		return c.Cache.List(ctx, list, opts...)
+	}
+	gvk := l.GroupVersionKind()
+	gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
+	if !c.shared[gvk] {
+		return c.Cache.List(ctx, list, opts...)
+	}
+	u := &unstructured.UnstructuredList{}
+	u.SetGroupVersionKind(l.GroupVersionKind())
+	if err := c.owned.List(ctx, u, opts...); err != nil {
+		return err
+	}
+	l.Items = make([]metav1.PartialObjectMetadata, len(u.Items))
+	for i := range u.Items {
+		l.Items[i].TypeMeta = metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}
+		if err := copyMetadata(&u.Items[i], &l.Items[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyMetadata copies an unstructured object's metadata into m.
+func copyMetadata(u *unstructured.Unstructured, m *metav1.PartialObjectMetadata) error {
+	meta, _ := u.Object["metadata"].(map[string]any)
+	m.ObjectMeta = metav1.ObjectMeta{}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(meta, &m.ObjectMeta)
 }
 
 // lookupOnly keeps of an object what the foreign check and its messages
@@ -79,7 +142,8 @@ func lookupOnly(obj any) (any, error) {
 // watchLookups has a reconcile follow what happens to the objects of the
 // rendered names that are not the module's, and to MetalLB's workloads of
 // other names: another installation's objects appearing, changing hands or
-// going; and to the CRDs of the monitoring kinds.
+// going; and to the CRDs of the monitoring kinds. A shared kind's one watch
+// follows the module's own objects too.
 func watchLookups(b *builder.Builder, c lookupCache, inv manifests.Inventory) *builder.Builder {
 	rendered := map[objects.Key]bool{}
 	for _, o := range inv.Objects {
@@ -92,11 +156,18 @@ func watchLookups(b *builder.Builder, c lookupCache, inv manifests.Inventory) *b
 	}
 	owned := manifests.Ownership.AsSelector()
 	for _, gvk := range inv.Kinds {
-		relevant := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		isOwned := func(o client.Object) bool { return owned.Matches(labels.Set(o.GetLabels())) }
+		relevant := func(o client.Object) bool {
 			key := objects.Key{GroupKind: gvk.GroupKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
-			return (rendered[key] || manifests.ComponentOf(o.GetLabels()) != "") && !owned.Matches(labels.Set(o.GetLabels()))
-		})
-		b = b.WatchesRawSource(source.Kind(c.Cache, client.Object(objects.Metadata(gvk)), handler.EnqueueRequestsFromMapFunc(enqueue), relevant))
+			return rendered[key] || manifests.ComponentOf(o.GetLabels()) != ""
+		}
+		if c.shared[gvk] {
+			b = b.Watches(objects.Empty(gvk), handler.EnqueueRequestsFromMapFunc(enqueue), builder.WithPredicates(
+				predicate.NewPredicateFuncs(func(o client.Object) bool { return isOwned(o) || relevant(o) })))
+			continue
+		}
+		foreign := predicate.NewPredicateFuncs(func(o client.Object) bool { return relevant(o) && !isOwned(o) })
+		b = b.WatchesRawSource(source.Kind(c.Cache, client.Object(objects.Metadata(gvk)), handler.EnqueueRequestsFromMapFunc(enqueue), foreign))
 	}
 	return b
 }

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
@@ -123,7 +125,20 @@ func (r *Reconciler) readOwned(ctx context.Context, s *plan.Snapshot) error {
 	return nil
 }
 
+// readClasses reads which priority and runtime classes exist when the MetalLB
+// object names one, and from then on watches them: one may appear and make
+// the spec valid. An object that names none costs no watch of them.
 func (r *Reconciler) readClasses(ctx context.Context, s *plan.Snapshot) error {
+	if !namesClasses(s.MetalLB) {
+		return nil
+	}
+	all := handler.EnqueueRequestsFromMapFunc(enqueue)
+	if err := r.watchOnce(priorityClass, source.Kind(r.cache, client.Object(&schedulingv1.PriorityClass{}), all)); err != nil {
+		return err
+	}
+	if err := r.watchOnce(runtimeClass, source.Kind(r.cache, client.Object(&nodev1.RuntimeClass{}), all)); err != nil {
+		return err
+	}
 	var priority schedulingv1.PriorityClassList
 	if err := r.client.List(ctx, &priority); err != nil {
 		return err
@@ -140,6 +155,32 @@ func (r *Reconciler) readClasses(ctx context.Context, s *plan.Snapshot) error {
 		s.RuntimeClasses.Insert(c.Name)
 	}
 	return nil
+}
+
+var (
+	priorityClass = schedulingv1.SchemeGroupVersion.WithKind("PriorityClass")
+	runtimeClass  = nodev1.SchemeGroupVersion.WithKind("RuntimeClass")
+)
+
+// namesClasses tells whether a MetalLB object names a priority or runtime
+// class (manifests.CheckReferences checks that they exist).
+func namesClasses(o *v1beta1.MetalLB) bool {
+	if o == nil {
+		return false
+	}
+	var configs []*v1beta1.Config
+	if c := o.Spec.ControllerConfig; c != nil {
+		configs = append(configs, c)
+	}
+	if c := o.Spec.SpeakerConfig; c != nil {
+		configs = append(configs, &c.Config)
+	}
+	for _, c := range configs {
+		if c.PriorityClassName != "" || c.RuntimeClassName != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Reconciler) readNodePods(ctx context.Context, s *plan.Snapshot) error {

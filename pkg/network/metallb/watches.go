@@ -7,8 +7,6 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
-	nodev1 "k8s.io/api/node/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,11 +24,9 @@ import (
 // watches has every input of the reconcile queue the one request.
 func (r *Reconciler) watches(b *builder.Builder) *builder.Builder {
 	all := handler.EnqueueRequestsFromMapFunc(enqueue)
-	b = b.Named(Name).
-		Watches(&v1beta1.MetalLB{}, all).
-		// A missing priority or runtime class may appear and make the spec valid.
-		Watches(&schedulingv1.PriorityClass{}, all).
-		Watches(&nodev1.RuntimeClass{}, all)
+	// The priority and runtime classes are watched once the MetalLB object
+	// names one (readClasses).
+	b = b.Named(Name).Watches(&v1beta1.MetalLB{}, all)
 	// Nodes coming and going tell the platform, and whether the cluster has a
 	// single node (the node-address mode's default).
 	b = b.Watches(&corev1.Node{}, all, builder.WithPredicates(providerIDChanged))
@@ -47,9 +43,12 @@ func (r *Reconciler) watches(b *builder.Builder) *builder.Builder {
 			return o.GetName() == r.opts.ClusterOperator
 		})))
 	}
-	// Every owned object, so that a deleted or edited one is restored at once.
+	// Every owned object, so that a deleted or edited one is restored at once
+	// (those of the shared kinds with the lookups).
 	for _, gvk := range r.inventory.Kinds {
-		b = b.Watches(objects.Empty(gvk), all)
+		if !r.lookup.shared[gvk] {
+			b = b.Watches(objects.Empty(gvk), all)
+		}
 	}
 	return watchLookups(b, r.lookup, r.inventory)
 }
