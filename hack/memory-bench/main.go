@@ -41,7 +41,10 @@ func main() {
 	flag.IntVar(&c.services, "services", 10000, "Services of type LoadBalancer")
 	flag.IntVar(&c.namespaces, "namespaces", 10, "namespaces the Services are spread over")
 	flag.IntVar(&c.concurrency, "concurrency", 16, "creations in flight at once")
-	flag.DurationVar(&c.settle, "settle", 5*time.Second, "how long the operator's reconcile count must stay unchanged for it to count as settled")
+	// 20 s: the operator returns a burst's memory once it has allocated next to
+	// nothing for a whole 10 s check (operator.IdleRelease), 10 to 20 s after
+	// its last reconcile; a settled operator is measured as users see it.
+	flag.DurationVar(&c.settle, "settle", 20*time.Second, "how long the operator's reconcile count must stay unchanged for it to count as settled")
 	flag.DurationVar(&c.idle, "idle", 0, "after measuring, leave the operator idle this long and measure again (the runtime collects garbage at least every 2 minutes and returns freed memory gradually)")
 	flag.BoolVar(&c.nodeAddress, "node-address", false, "instead of a pool, measure with nothing configured (the node-address mode off: no cache of Services), then enable the mode on the MetalLB object and measure again: reconciles per second, and RSS at most "+fmt.Sprint(nodeAddressRatio)+" times that with the mode off")
 	flag.Parse()
