@@ -6,7 +6,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -67,7 +66,7 @@ func sharedKinds(inv manifests.Inventory) map[schema.GroupVersionKind]bool {
 // a lookup reads (lookupOnly).
 func ownedWholeOthersLookedUp(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
-	if !ok || manifests.Ownership.AsSelector().Matches(labels.Set(u.GetLabels())) {
+	if !ok || manifests.Owned(u.GetLabels()) {
 		return stripManagedFields(obj)
 	}
 	m := &metav1.PartialObjectMetadata{}

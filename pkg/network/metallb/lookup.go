@@ -6,7 +6,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -154,9 +153,8 @@ func watchLookups(b *builder.Builder, c lookupCache, inv manifests.Inventory) *b
 	for _, name := range manifests.MonitoringCRDs() {
 		rendered[objects.Key{GroupKind: objects.CustomResourceDefinition.GroupKind(), Name: name}] = true
 	}
-	owned := manifests.Ownership.AsSelector()
 	for _, gvk := range inv.Kinds {
-		isOwned := func(o client.Object) bool { return owned.Matches(labels.Set(o.GetLabels())) }
+		isOwned := func(o client.Object) bool { return manifests.Owned(o.GetLabels()) }
 		relevant := func(o client.Object) bool {
 			key := objects.Key{GroupKind: gvk.GroupKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
 			return rendered[key] || manifests.ComponentOf(o.GetLabels()) != ""

@@ -132,12 +132,11 @@ func (r *Reconciler) readClasses(ctx context.Context, s *plan.Snapshot) error {
 	if !namesClasses(s.MetalLB) {
 		return nil
 	}
-	all := handler.EnqueueRequestsFromMapFunc(enqueue)
-	if err := r.watchOnce(priorityClass, source.Kind(r.cache, client.Object(&schedulingv1.PriorityClass{}), all)); err != nil {
-		return err
-	}
-	if err := r.watchOnce(runtimeClass, source.Kind(r.cache, client.Object(&nodev1.RuntimeClass{}), all)); err != nil {
-		return err
+	for gvk, kind := range classKinds {
+		err := r.watchOnce(gvk, func() source.Source { return source.Kind(r.cache, kind, handler.EnqueueRequestsFromMapFunc(enqueue)) })
+		if err != nil {
+			return err
+		}
 	}
 	var priority schedulingv1.PriorityClassList
 	if err := r.client.List(ctx, &priority); err != nil {
@@ -157,10 +156,11 @@ func (r *Reconciler) readClasses(ctx context.Context, s *plan.Snapshot) error {
 	return nil
 }
 
-var (
-	priorityClass = schedulingv1.SchemeGroupVersion.WithKind("PriorityClass")
-	runtimeClass  = nodev1.SchemeGroupVersion.WithKind("RuntimeClass")
-)
+// classKinds are the kinds of the classes a MetalLB object may name.
+var classKinds = map[schema.GroupVersionKind]client.Object{
+	schedulingv1.SchemeGroupVersion.WithKind("PriorityClass"): &schedulingv1.PriorityClass{},
+	nodev1.SchemeGroupVersion.WithKind("RuntimeClass"):        &nodev1.RuntimeClass{},
+}
 
 // namesClasses tells whether a MetalLB object names a priority or runtime
 // class (manifests.CheckReferences checks that they exist).

@@ -68,26 +68,35 @@ var providerIDChanged = predicate.Funcs{
 // advertisements select); of the reports, their result.
 func (r *Reconciler) watchConfigs() error {
 	for _, gvk := range manifests.ConfigKinds {
-		src := source.Kind(r.cache, client.Object(objects.Metadata(gvk)), handler.EnqueueRequestsFromMapFunc(enqueue), specOrLabelsChanged)
-		if err := r.watchOnce(gvk, src); err != nil {
+		err := r.watchOnce(gvk, func() source.Source {
+			return source.Kind(r.cache, client.Object(objects.Metadata(gvk)), handler.EnqueueRequestsFromMapFunc(enqueue), specOrLabelsChanged)
+		})
+		if err != nil {
 			return err
 		}
 	}
 	states := manifests.ConfigurationStateKind
+	if r.watching[states] {
+		return nil
+	}
 	if _, err := r.client.RESTMapper().RESTMapping(states.GroupKind(), states.Version); err != nil {
 		return ignoreNoMatch(err) // MetalLB's CRDs before v0.16 lack it: watched once the module's are applied
 	}
-	return r.watchOnce(states, source.Kind(r.cache, &metallbv1beta1.ConfigurationState{},
-		handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, o *metallbv1beta1.ConfigurationState) []reconcile.Request {
-			return enqueue(ctx, o)
-		}), resultChanged))
+	return r.watchOnce(states, func() source.Source {
+		return source.Kind(r.cache, &metallbv1beta1.ConfigurationState{},
+			handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, o *metallbv1beta1.ConfigurationState) []reconcile.Request {
+				return enqueue(ctx, o)
+			}), resultChanged)
+	})
 }
 
-func (r *Reconciler) watchOnce(gvk schema.GroupVersionKind, src source.Source) error {
+// watchOnce has the controller watch a kind from the first call on, with the
+// source newSource makes then: reconciles call it, and build nothing again.
+func (r *Reconciler) watchOnce(gvk schema.GroupVersionKind, newSource func() source.Source) error {
 	if r.watching[gvk] {
 		return nil
 	}
-	if err := r.controller.Watch(src); err != nil {
+	if err := r.controller.Watch(newSource()); err != nil {
 		return fmt.Errorf("watching %s: %w", gvk.Kind, err)
 	}
 	r.watching[gvk] = true

@@ -77,6 +77,13 @@ const (
 // Ownership selects what the module owns: what it may prune.
 var Ownership = labels.Set{ManagedByLabel: ManagedBy, PartOfLabel: PartOf}
 
+var ownershipSelector = Ownership.AsSelector()
+
+// Owned tells whether an object's labels make it the module's.
+func Owned(objectLabels map[string]string) bool {
+	return ownershipSelector.Matches(labels.Set(objectLabels))
+}
+
 // Annotations the module reads and writes.
 const (
 	// ReleaseVersionAnnotation records on each workload the release it was
