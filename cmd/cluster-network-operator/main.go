@@ -66,6 +66,7 @@ func newStartCommand() *cobra.Command {
 		Short: "Run the operator",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			operator.SetGCPercent() // before the first burst: Validate renders every object
 			if err := opts.Validate(); err != nil {
 				return usageError{err}
 			}

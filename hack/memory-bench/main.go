@@ -17,6 +17,17 @@ import (
 // rssGoal is issue 12's goal for the operator's resident set.
 const rssGoal = 50 << 20
 
+// The upstream metallb-operator's figures, activated and settled on a
+// cluster of upstreamNodes and upstreamServices LoadBalancer Services
+// (issue 28): the operator's RSS at most upstreamRSS, its Go heap in use under
+// upstreamHeap.
+const (
+	upstreamNodes          = 2000
+	upstreamServices       = 10000
+	upstreamRSS      int64 = 601 * (1 << 20) / 10
+	upstreamHeap     int64 = 122 * (1 << 20) / 10
+)
+
 type config struct {
 	binary      string
 	keepLog     string
@@ -37,8 +48,8 @@ func main() {
 	flag.StringVar(&c.keepLog, "keep-log", "", "write the operator's log to this file and keep it (default: a temporary file, removed)")
 	flag.StringVar(&c.metricsURL, "metrics-url", "https://127.0.0.1:8443/metrics", "where the default --metrics-bind-address serves the operator's metrics (http or https)")
 	flag.StringVar(&c.heapProfile, "heap-profile", "", "also start the operator with --pprof-bind-address="+binarybench.PprofAddr+" and write its heap profile (go tool pprof) to this file after measuring, and its goroutine profile to the file's name with .goroutines")
-	flag.IntVar(&c.nodes, "nodes", 2000, "kwok nodes")
-	flag.IntVar(&c.services, "services", 10000, "Services of type LoadBalancer")
+	flag.IntVar(&c.nodes, "nodes", upstreamNodes, "kwok nodes")
+	flag.IntVar(&c.services, "services", upstreamServices, "Services of type LoadBalancer")
 	flag.IntVar(&c.namespaces, "namespaces", 10, "namespaces the Services are spread over")
 	flag.IntVar(&c.concurrency, "concurrency", 16, "creations in flight at once")
 	// 20 s: the operator returns a burst's memory once it has allocated next to
@@ -170,32 +181,43 @@ func (c config) saveHeapProfile(ctx context.Context) error {
 // measure reads the operator's memory and compares it with the goal, adding
 // to missed when it is over.
 func measure(op *binarybench.Operator, m *metricsReader, c config, when string, missed **binarybench.GoalMissed) error {
-	mem, err := readMemory(op, m, c, when)
-	if err == nil && mem.RSS > rssGoal {
+	mem, heap, err := readMemory(op, m, c, when)
+	if err != nil {
+		return err
+	}
+	if mem.RSS > rssGoal {
 		*missed = binarybench.Miss(*missed, "%s: RSS %s is over the goal of %s", when, binarybench.MiB(mem.RSS), binarybench.MiB(rssGoal))
 	}
-	return err
+	if c.nodes == upstreamNodes && c.services == upstreamServices {
+		if mem.RSS > upstreamRSS || heap >= upstreamHeap {
+			*missed = binarybench.Miss(*missed, "%s: RSS %s and heap in use %s, where the upstream operator's are %s and %s",
+				when, binarybench.MiB(mem.RSS), binarybench.MiB(heap), binarybench.MiB(upstreamRSS), binarybench.MiB(upstreamHeap))
+		} else {
+			fmt.Printf("%s: under the upstream operator's RSS (%s) and heap in use (%s)\n", when, binarybench.MiB(upstreamRSS), binarybench.MiB(upstreamHeap))
+		}
+	}
+	return nil
 }
 
-// readMemory reads the operator's memory, from /proc and its metrics, and
-// prints it.
-func readMemory(op *binarybench.Operator, m *metricsReader, c config, when string) (binarybench.Memory, error) {
+// readMemory reads the operator's memory, from /proc, and its Go heap in use,
+// from its metrics, and prints them.
+func readMemory(op *binarybench.Operator, m *metricsReader, c config, when string) (binarybench.Memory, int64, error) {
 	mem, err := binarybench.ProcessMemory(op.PID())
 	if err != nil {
-		return mem, err
+		return mem, 0, err
 	}
 	metrics, err := m.read()
 	if err != nil {
-		return mem, err
+		return mem, 0, err
 	}
 	heap, ok := metrics["go_memstats_heap_inuse_bytes"]
 	if !ok {
-		return mem, fmt.Errorf("%s has no go_memstats_heap_inuse_bytes", m.url)
+		return mem, 0, fmt.Errorf("%s has no go_memstats_heap_inuse_bytes", m.url)
 	}
 	fmt.Printf("%s, nodes %d, services %d: RSS %s (anonymous %s, files %s), peak RSS %s, Go heap in use %s"+
 		" (kept free %s, stacks %s, %.0f goroutines, %.0f collections)\n",
 		when, c.nodes, c.services, binarybench.MiB(mem.RSS), binarybench.MiB(mem.Anon), binarybench.MiB(mem.File), binarybench.MiB(mem.Peak), binarybench.MiB(int64(heap)),
 		binarybench.MiB(int64(metrics["go_memstats_heap_idle_bytes"]-metrics["go_memstats_heap_released_bytes"])),
 		binarybench.MiB(int64(metrics["go_memstats_stack_inuse_bytes"])), metrics["go_goroutines"], metrics["go_gc_duration_seconds_count"])
-	return mem, nil
+	return mem, int64(heap), nil
 }

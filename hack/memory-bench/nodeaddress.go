@@ -33,7 +33,7 @@ func compareNodeAddress(ctx context.Context, b *binarybench.Bench, m *metricsRea
 	if err := waitSettled(ctx, m, c.settle); err != nil {
 		return err
 	}
-	off, err := readMemory(b.Operator, m, c, "node-address mode off")
+	off, _, err := readMemory(b.Operator, m, c, "node-address mode off")
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func compareNodeAddress(ctx context.Context, b *binarybench.Bench, m *metricsRea
 	if err := checkAddressed(ctx, b, c.services); err != nil {
 		return err
 	}
-	on, err := readMemory(b.Operator, m, c, "node-address mode on")
+	on, _, err := readMemory(b.Operator, m, c, "node-address mode on")
 	if err != nil {
 		return err
 	}

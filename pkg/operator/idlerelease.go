@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"os"
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
@@ -27,6 +28,24 @@ const (
 	// is for: under it a collection costs more than it returns.
 	worthReleasing = 4 << 20
 )
+
+// GCPercent is the operator's collection target (GOGC) unless the
+// environment sets one: a collection starts once the heap has grown by a
+// quarter of what the last one found live, not by all of it. The operator
+// lives long with a small live heap (some 10 MiB), and Go never moves what
+// survives: every burst that lets the heap grow to twice its size leaves the
+// survivors spread over twice the pages. At 2,000 nodes and 10,000 Services
+// this took the heap in use of a settled operator from 16 to 13 MiB and its
+// peak RSS from 68 to 62 MiB; a collection of so small a heap costs about a
+// millisecond (docs/benchmarks.md).
+const GCPercent = 25
+
+// SetGCPercent sets the collection target to GCPercent, unless GOGC is set.
+func SetGCPercent() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(GCPercent)
+	}
+}
 
 // heapSample is what the release decides on, from runtime/metrics.
 type heapSample struct {

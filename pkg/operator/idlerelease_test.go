@@ -1,7 +1,9 @@
 package operator
 
 import (
+	"os"
 	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 )
@@ -62,4 +64,31 @@ func allocate(mib int) [][]byte {
 		b = append(b, make([]byte, 1<<20))
 	}
 	return b
+}
+
+func TestSetGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for _, tc := range []struct {
+		name string
+		gogc string // "" unset
+		want int
+	}{
+		{"GOGC unset", "", GCPercent},
+		{"GOGC set: the collector took it at start, and keeps it", "100", 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.gogc != "" {
+				t.Setenv("GOGC", tc.gogc)
+			} else {
+				// t.Setenv restores it after; unset it for this row.
+				t.Setenv("GOGC", "")
+				os.Unsetenv("GOGC")
+			}
+			debug.SetGCPercent(100)
+			SetGCPercent()
+			if got := debug.SetGCPercent(100); got != tc.want {
+				t.Errorf("collection target %d, want %d", got, tc.want)
+			}
+		})
+	}
 }

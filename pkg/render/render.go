@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"io/fs"
 	"path"
@@ -15,18 +16,24 @@ import (
 
 // Templates are the parsed templates of one folder, ready to render many times.
 type Templates struct {
-	files []*template.Template // in file-name order
+	names []string
+	// files are the parsed templates, in file-name order; nil for a file
+	// with no action, whose objects are decoded once, at Parse: a CRD's
+	// text, held in its template, would cost hundreds of KiB for nothing.
+	files []*template.Template
 
-	// decoded remembers, per file, the last output and its objects: decoding
-	// YAML costs far more than executing a template, and most files (CRDs
-	// above all) render the same text every time.
+	// decoded remembers, per file, its last output's digest and objects as
+	// JSON: decoding YAML costs far more than executing a template and
+	// decoding JSON, and most files (CRDs above all) render the same text
+	// every time. JSON, not decoded objects, because the operator holds it
+	// for its life: a CRD's JSON takes a fifth of the memory of its maps.
 	mu      sync.Mutex
-	decoded []decoded
+	decoded []*decoded
 }
 
 type decoded struct {
-	text []byte
-	objs []*unstructured.Unstructured
+	sum  [sha256.Size]byte // of the output
+	docs [][]byte          // its objects, in document order
 }
 
 // Parse parses every file of dir in fsys.
@@ -48,17 +55,33 @@ func Parse(fsys fs.FS, dir string) (*Templates, error) {
 		if err != nil {
 			return nil, err
 		}
-		tmpl, err := set.New(name).Parse(string(text))
-		if err != nil {
-			return nil, err // "template: dir/file:line: ..."
+		if err := t.add(set, name, text); err != nil {
+			return nil, err
 		}
-		t.files = append(t.files, tmpl)
 	}
-	t.decoded = make([]decoded, len(t.files))
 	if len(t.files) == 0 {
 		return nil, fmt.Errorf("no templates in %s", dir)
 	}
 	return t, nil
+}
+
+// add parses one file, or decodes it if it has no action.
+func (t *Templates) add(set *template.Template, name string, text []byte) error {
+	t.names = append(t.names, name)
+	if !bytes.Contains(text, []byte("{{")) {
+		d, err := decodeOnce(text)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		t.files, t.decoded = append(t.files, nil), append(t.decoded, d)
+		return nil
+	}
+	tmpl, err := set.New(name).Parse(string(text))
+	if err != nil {
+		return err // "template: dir/file:line: ..."
+	}
+	t.files, t.decoded = append(t.files, tmpl), append(t.decoded, nil)
+	return nil
 }
 
 // Render renders every template with data and returns the objects, in file
@@ -68,42 +91,71 @@ func (t *Templates) Render(data any) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	var buf bytes.Buffer
 	for i, tmpl := range t.files {
+		if tmpl == nil {
+			fileObjs, err := t.decoded[i].objects()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", t.names[i], err)
+			}
+			objs = append(objs, fileObjs...)
+			continue
+		}
 		buf.Reset()
 		if err := tmpl.Execute(&buf, data); err != nil {
 			return nil, err // "template: dir/file:line:col: executing ..."
 		}
 		fileObjs, err := t.decode(i, buf.Bytes())
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", tmpl.Name(), err)
+			return nil, fmt.Errorf("%s: %w", t.names[i], err)
 		}
 		objs = append(objs, fileObjs...)
 	}
 	return objs, nil
 }
 
-// decode decodes the output of file i, or copies the objects decoded from the
-// same output last time.
+// decode decodes the output of file i, or the JSON of the objects decoded
+// from the same output last time.
 func (t *Templates) decode(i int, rendered []byte) ([]*unstructured.Unstructured, error) {
+	sum := sha256.Sum256(rendered)
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	last := &t.decoded[i]
-	if last.text == nil || !bytes.Equal(last.text, rendered) {
-		objs, err := decode(rendered)
-		if err != nil {
+	last := t.decoded[i]
+	t.mu.Unlock()
+	if last == nil || last.sum != sum {
+		var err error
+		if last, err = decodeOnce(rendered); err != nil {
 			return nil, err
 		}
-		*last = decoded{text: bytes.Clone(rendered), objs: objs}
+		t.mu.Lock()
+		t.decoded[i] = last
+		t.mu.Unlock()
 	}
-	copies := make([]*unstructured.Unstructured, len(last.objs))
-	for j, o := range last.objs {
-		copies[j] = o.DeepCopy()
-	}
-	return copies, nil
+	return last.objects()
 }
 
-// decode splits rendered YAML into documents and decodes each non-empty one.
-func decode(rendered []byte) ([]*unstructured.Unstructured, error) {
-	var objs []*unstructured.Unstructured
+// decodeOnce decodes rendered output, to be kept.
+func decodeOnce(rendered []byte) (*decoded, error) {
+	docs, err := decode(rendered)
+	if err != nil {
+		return nil, err
+	}
+	return &decoded{sum: sha256.Sum256(rendered), docs: docs}, nil
+}
+
+// objects are new objects from the kept JSON.
+func (d *decoded) objects() ([]*unstructured.Unstructured, error) {
+	objs := make([]*unstructured.Unstructured, len(d.docs))
+	for j, doc := range d.docs {
+		objs[j] = &unstructured.Unstructured{}
+		if err := objs[j].UnmarshalJSON(doc); err != nil {
+			return nil, err // decode decoded it once
+		}
+	}
+	return objs, nil
+}
+
+// decode splits rendered YAML into documents and converts each non-empty one
+// to JSON, checking that it decodes as a Kubernetes object.
+func decode(rendered []byte) ([][]byte, error) {
+	var docs [][]byte
 	for _, doc := range split(rendered) {
 		if isEmpty(doc.text) {
 			continue
@@ -117,9 +169,9 @@ func decode(rendered []byte) ([]*unstructured.Unstructured, error) {
 		if err := obj.UnmarshalJSON(j); err != nil || obj.GetAPIVersion() == "" {
 			return nil, fmt.Errorf("rendered document at line %d is not a Kubernetes object with apiVersion and kind", doc.line)
 		}
-		objs = append(objs, obj)
+		docs = append(docs, j)
 	}
-	return objs, nil
+	return docs, nil
 }
 
 type document struct {

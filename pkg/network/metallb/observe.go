@@ -89,8 +89,8 @@ func (r *Reconciler) readPlatform(ctx context.Context, s *plan.Snapshot) error {
 		}
 	}
 	for _, o := range nodes {
-		if n, ok := o.(*corev1.Node); ok {
-			s.Platform.Nodes = append(s.Platform.Nodes, plan.NodeProvider{Name: n.Name, ProviderID: n.Spec.ProviderID})
+		if n, ok := o.(*nodeProvider); ok {
+			s.Platform.Nodes = append(s.Platform.Nodes, plan.NodeProvider{Name: n.Name, ProviderID: n.ProviderID})
 		}
 	}
 	return nil

@@ -3,11 +3,14 @@ package metallb
 import (
 	"context"
 	"fmt"
+	"maps"
+	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -46,18 +49,53 @@ func (r *Reconciler) watches(b *builder.Builder) *builder.Builder {
 	// Every owned object, so that a deleted or edited one is restored at once
 	// (those of the shared kinds with the lookups).
 	for _, gvk := range r.inventory.Kinds {
-		if !r.lookup.shared[gvk] {
+		switch {
+		case gvk == objects.DaemonSet:
+			b = b.Watches(objects.Empty(gvk), statusPaced(StatusEvery))
+		case !r.lookup.shared[gvk]:
 			b = b.Watches(objects.Empty(gvk), all)
 		}
 	}
 	return watchLookups(b, r.lookup, r.inventory)
 }
 
+// statusPaced asks for a reconcile at once when a DaemonSet comes, goes, or
+// changes in what it is (its spec, labels or annotations), and, when only its
+// status changed, after wait: during a rollout the DaemonSet controller writes
+// a speaker DaemonSet's status for nearly every pod, some ten times a second on
+// 2,000 nodes, and the status a reconcile reports is written at most every
+// StatusEvery anyway. A rollout is then some two reconciles a second, whatever
+// its nodes, and the last speaker's readiness reported at most wait late.
+func statusPaced(wait time.Duration) handler.EventHandler {
+	now := func(q requestQueue) { q.Add(request) }
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, _ event.CreateEvent, q requestQueue) { now(q) },
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q requestQueue) {
+			if statusOnly(e.ObjectOld, e.ObjectNew) {
+				q.AddAfter(request, wait)
+				return
+			}
+			now(q)
+		},
+		DeleteFunc:  func(_ context.Context, _ event.DeleteEvent, q requestQueue) { now(q) },
+		GenericFunc: func(_ context.Context, _ event.GenericEvent, q requestQueue) { now(q) },
+	}
+}
+
+type requestQueue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+// statusOnly tells whether an update changed nothing but the object's status:
+// the spec's changes bump the generation.
+func statusOnly(old, updated client.Object) bool {
+	return old.GetGeneration() == updated.GetGeneration() && updated.GetDeletionTimestamp() == nil &&
+		maps.Equal(old.GetLabels(), updated.GetLabels()) && maps.Equal(old.GetAnnotations(), updated.GetAnnotations())
+}
+
 // providerIDChanged passes Node events that can change the platform, and not
 // the status updates every node makes every few seconds.
 var providerIDChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
-		return e.ObjectOld.(*corev1.Node).Spec.ProviderID != e.ObjectNew.(*corev1.Node).Spec.ProviderID
+		return e.ObjectOld.(*nodeProvider).ProviderID != e.ObjectNew.(*nodeProvider).ProviderID
 	},
 }
 

@@ -18,13 +18,15 @@ import (
 // portIndex indexes LoadBalancer Services by each protocol/port they take.
 const portIndex = "nodeaddress.port"
 
-// newCache is the mode's own cache: every Service and EndpointSlice of the
-// cluster, of each only what the mode reads. It is not the manager's, whose
-// Services are the module's own in MetalLB's namespace.
+// newCache is the mode's own cache: every Service, EndpointSlice and Node of
+// the cluster, of each only what the mode reads. It is not the manager's,
+// whose Services are the module's own in MetalLB's namespace, and whose Nodes
+// are the module's names and provider IDs.
 func newCache(ctx context.Context, cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
 	opts.ByObject = map[client.Object]cache.ByObject{
 		&corev1.Service{}:            {Transform: keepServiceFields, UnsafeDisableDeepCopy: new(true)},
 		&discoveryv1.EndpointSlice{}: {Transform: keepEndpointFields, UnsafeDisableDeepCopy: new(true)},
+		&corev1.Node{}:               {Transform: keepNodeFields},
 	}
 	opts.DefaultNamespaces, opts.DefaultTransform = nil, nil
 	c, err := cache.New(cfg, opts)
@@ -117,11 +119,10 @@ func keepEndpointFields(obj any) (any, error) {
 	return kept, nil
 }
 
-// KeepNodeFields keeps of a Node what the mode reads (readiness, the label
-// that excludes it, its addresses, whether it is being deleted) and its
-// provider ID, which tells the platform: the rest, image lists above all,
-// would cost memory for nothing.
-func KeepNodeFields(obj any) (any, error) {
+// keepNodeFields keeps of a Node what the mode reads (readiness, the label
+// that excludes it, its addresses, whether it is being deleted): the rest,
+// image lists above all, would cost memory for nothing.
+func keepNodeFields(obj any) (any, error) {
 	n, ok := obj.(*corev1.Node)
 	if !ok {
 		return obj, nil
@@ -130,7 +131,6 @@ func KeepNodeFields(obj any) (any, error) {
 		TypeMeta: n.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion,
 			DeletionTimestamp: n.DeletionTimestamp},
-		Spec:   corev1.NodeSpec{ProviderID: n.Spec.ProviderID},
 		Status: corev1.NodeStatus{Addresses: n.Status.Addresses},
 	}
 	if v, excluded := n.Labels[corev1.LabelNodeExcludeBalancers]; excluded {

@@ -41,7 +41,7 @@ func TestTransformsKeepWhatTheyKept(t *testing.T) {
 		{"an EndpointSlice", keepEndpointFields, &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "a-1",
 			Labels: map[string]string{discoveryv1.LabelServiceName: "a", "other": "x"}},
 			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}, NodeName: new("kwok-0")}}}, nil},
-		{"a Node", KeepNodeFields, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-0",
+		{"a Node", keepNodeFields, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-0",
 			Labels: map[string]string{corev1.LabelNodeExcludeBalancers: "", "other": "x"}},
 			Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.0.2.10"}},
 				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}, {Type: "Other"}}}}, nil},

@@ -10,7 +10,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -31,15 +30,14 @@ import (
 const FieldManager = "cluster-network-operator-node-address"
 
 // Reconciler keeps the status of each LoadBalancer Service the mode serves:
-// one request per Service. Its cache of Services and EndpointSlices, and the
-// controller that reads it, exist only while the scope has the mode enabled
-// (Start): a cluster that does not use the mode pays nothing for it.
+// one request per Service. Its cache of Services, EndpointSlices and Nodes,
+// and the controller that reads it, exist only while the scope has the mode
+// enabled (Start): a cluster that does not use the mode pays nothing for it.
 type Reconciler struct {
-	services cache.Cache   // the running mode's own: Services and EndpointSlices (run)
-	nodes    cache.Cache   // the manager's, whose Nodes are KeepNodeFields'
-	reader   client.Reader // the API server, for the sweep while the mode is off
-	client   client.Client
-	events   recorder.EventRecorder
+	own    cache.Cache   // the running mode's (run)
+	reader client.Reader // the API server, for the sweep while the mode is off
+	client client.Client
+	events recorder.EventRecorder
 	// newCache makes the mode's own cache, and controller its controller's
 	// options, for each time it runs.
 	newCache   func(context.Context) (cache.Cache, error)
@@ -69,7 +67,7 @@ type eligibleNodes struct {
 // add registers the mode with the manager; it does nothing until SetScope
 // says what it may serve.
 func add(mgr ctrl.Manager) (*Reconciler, error) {
-	r := &Reconciler{nodes: mgr.GetCache(), reader: mgr.GetAPIReader(), client: mgr.GetClient(),
+	r := &Reconciler{reader: mgr.GetAPIReader(), client: mgr.GetClient(),
 		events: mgr.GetEventRecorder(FieldManager), switched: make(chan struct{}, 1),
 		recheck: make(chan event.TypedGenericEvent[struct{}], 1)}
 	r.newCache = func(ctx context.Context) (cache.Cache, error) {
@@ -91,6 +89,7 @@ func (r *Reconciler) newController(c cache.Cache) (controller.Controller, error)
 	for _, src := range []source.Source{
 		source.Kind(c, &corev1.Service{}, r.serviceHandler()),
 		source.Kind(c, &discoveryv1.EndpointSlice{}, r.endpointsHandler()),
+		source.Kind(c, &corev1.Node{}, r.nodeHandler()),
 		source.Channel(r.recheck, handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ struct{}) []reconcile.Request {
 			return r.allServices(ctx)
 		})),
@@ -167,7 +166,7 @@ func (r *Reconciler) endpointsHandler() handler.TypedEventHandler[*discoveryv1.E
 		}
 		q.Add(reconcile.Request{NamespacedName: key})
 		svc := &corev1.Service{}
-		if r.services.Get(ctx, key, svc) == nil && decide.Local(svc) {
+		if r.own.Get(ctx, key, svc) == nil && decide.Local(svc) {
 			r.addSharers(ctx, q, svc, all)
 		}
 	}
@@ -186,33 +185,31 @@ func (r *Reconciler) endpointsHandler() handler.TypedEventHandler[*discoveryv1.E
 	}
 }
 
-// nodeEvents has every Service looked at again when a node comes, goes, or
+// nodeHandler has every Service looked at again when a node comes, goes, or
 // changes what the mode reads of it, and not for the status updates every
-// node makes every few seconds. It is the manager's Node informer's, for the
-// life of the operator: the Nodes are cached for the MetalLB module anyway.
-func (r *Reconciler) nodeEvents() toolscache.ResourceEventHandlerFuncs {
+// node makes every few seconds.
+func (r *Reconciler) nodeHandler() handler.TypedEventHandler[*corev1.Node, reconcile.Request] {
 	changed := func() {
 		r.nodesGen.Add(1)
 		r.recheckAll()
 	}
-	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { changed() },
-		UpdateFunc: func(oldObj, newObj any) {
-			o, ok1 := oldObj.(*corev1.Node)
-			n, ok2 := newObj.(*corev1.Node)
-			if !ok1 || !ok2 || status.NodeReady(o) != status.NodeReady(n) || !equality.Semantic.DeepEqual(o.Status.Addresses, n.Status.Addresses) ||
+	return handler.TypedFuncs[*corev1.Node, reconcile.Request]{
+		CreateFunc: func(context.Context, event.TypedCreateEvent[*corev1.Node], serviceQueue) { changed() },
+		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[*corev1.Node], _ serviceQueue) {
+			o, n := e.ObjectOld, e.ObjectNew
+			if status.NodeReady(o) != status.NodeReady(n) || !equality.Semantic.DeepEqual(o.Status.Addresses, n.Status.Addresses) ||
 				!equality.Semantic.DeepEqual(o.Labels, n.Labels) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) {
 				changed()
 			}
 		},
-		DeleteFunc: func(any) { changed() },
+		DeleteFunc: func(context.Context, event.TypedDeleteEvent[*corev1.Node], serviceQueue) { changed() },
 	}
 }
 
 // allServices asks for every LoadBalancer Service.
 func (r *Reconciler) allServices(ctx context.Context) []reconcile.Request {
 	var list corev1.ServiceList
-	if err := r.services.List(ctx, &list); err != nil {
+	if err := r.own.List(ctx, &list); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing Services")
 		return nil
 	}

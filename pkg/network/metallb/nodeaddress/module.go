@@ -1,12 +1,7 @@
 package nodeaddress
 
 import (
-	"maps"
-
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress/decide"
@@ -28,17 +23,9 @@ func (m *Module) Name() string { return "node-address" }
 // AddToScheme adds nothing: the mode reads and writes built-in kinds only.
 func (m *Module) AddToScheme(*runtime.Scheme) error { return nil }
 
-// ConfigureManager has the manager's cache keep of Nodes what the mode reads,
-// and their provider IDs, which tell the MetalLB module the platform: the
-// rest, image lists above all, would cost memory for nothing. Its Services
-// and EndpointSlices are in a cache of its own (newCache), only while it runs.
-func (m *Module) ConfigureManager(opts *manager.Options) error {
-	if opts.Cache.ByObject == nil {
-		opts.Cache.ByObject = map[client.Object]cache.ByObject{}
-	}
-	maps.Copy(opts.Cache.ByObject, map[client.Object]cache.ByObject{&corev1.Node{}: {Transform: KeepNodeFields}})
-	return nil
-}
+// ConfigureManager changes nothing: the Services, EndpointSlices and Nodes the
+// mode reads are in a cache of its own (newCache), only while it runs.
+func (m *Module) ConfigureManager(*manager.Options) error { return nil }
 
 // Add registers the mode's controller. It reports by Events on the Services
 // it serves, not by a status of its own.

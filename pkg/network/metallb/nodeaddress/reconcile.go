@@ -26,7 +26,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil // SetScope will ask for every Service
 	}
 	svc := &corev1.Service{}
-	if err := r.services.Get(ctx, req.NamespacedName, svc); err != nil {
+	if err := r.own.Get(ctx, req.NamespacedName, svc); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	var d decide.Decision
@@ -139,7 +139,7 @@ func (r *Reconciler) published(ctx context.Context, svc *corev1.Service, eligibl
 // endpointNodes is the nodes where the Service has a ready endpoint.
 func (r *Reconciler) endpointNodes(ctx context.Context, svc *corev1.Service) (map[string]bool, error) {
 	var slices discoveryv1.EndpointSliceList
-	err := r.services.List(ctx, &slices, client.InNamespace(svc.Namespace),
+	err := r.own.List(ctx, &slices, client.InNamespace(svc.Namespace),
 		client.MatchingLabels{discoveryv1.LabelServiceName: svc.Name})
 	if err != nil {
 		return nil, err
@@ -161,7 +161,7 @@ func (r *Reconciler) sharers(ctx context.Context, svc *corev1.Service) ([]*corev
 	var out []*corev1.Service
 	for _, p := range decide.PortsOf(svc) {
 		var list corev1.ServiceList
-		if err := r.services.List(ctx, &list, client.MatchingFields{portIndex: p.Key()}); err != nil {
+		if err := r.own.List(ctx, &list, client.MatchingFields{portIndex: p.Key()}); err != nil {
 			return nil, err
 		}
 		for i := range list.Items {
@@ -185,7 +185,7 @@ func (r *Reconciler) eligibleNodes(ctx context.Context, scope decide.Scope) ([]d
 		return e.nodes, nil
 	}
 	var list corev1.NodeList
-	if err := r.nodes.List(ctx, &list); err != nil {
+	if err := r.own.List(ctx, &list); err != nil {
 		return nil, err
 	}
 	nodes := make([]*corev1.Node, len(list.Items))

@@ -24,18 +24,11 @@ const retryAfter = 5 * time.Second
 const sweepPage = 500
 
 // Start runs the mode while its scope has it enabled, and sweeps what it wrote
-// from every Service when it is not. The Node informer's events are the mode's
-// for the life of the operator; its cache and controller exist only while it
-// runs, until the manager stops.
+// from every Service when it is not. Its cache and controller exist only while
+// it runs, until the manager stops.
 func (r *Reconciler) Start(ctx context.Context) error {
-	nodes, err := r.nodes.GetInformer(ctx, &corev1.Node{})
-	if err != nil {
-		return err
-	}
-	if _, err := nodes.AddEventHandler(r.nodeEvents()); err != nil {
-		return err
-	}
 	var running *session
+	var err error
 	defer func() { running.stop() }()
 	var retry <-chan time.Time
 	for {
@@ -91,8 +84,12 @@ func (r *Reconciler) run(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	// Read only by the controller's handlers and reconciles, which start
-	// after this and end before the next session's.
-	r.services = c
+	// after this and end before the next session's. The eligible nodes of the
+	// last session may be out of date: no Node was watched since.
+	r.own = c
+	r.mu.Lock()
+	r.eligible = nil
+	r.mu.Unlock()
 	sctx, cancel := context.WithCancel(ctx)
 	s := &session{cancel: cancel, failed: make(chan error, 2)}
 	for _, start := range []func(context.Context) error{c.Start, ctl.Start} {
