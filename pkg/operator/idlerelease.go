@@ -35,9 +35,10 @@ const (
 // lives long with a small live heap (some 10 MiB), and Go never moves what
 // survives: every burst that lets the heap grow to twice its size leaves the
 // survivors spread over twice the pages. At 2,000 nodes and 10,000 Services
-// this took the heap in use of a settled operator from 16 to 13 MiB and its
-// peak RSS from 68 to 62 MiB; a collection of so small a heap costs about a
-// millisecond (docs/benchmarks.md).
+// this took the heap in use of a settled operator from 16.5 to 13.4 MiB and
+// its peak RSS from 71.4 to 61.6 MiB; with the DaemonSets' status paced
+// (statusPaced in pkg/network/metallb), an upgrade of 2,000 speakers costs
+// the CPU it did at Go's default (docs/benchmarks.md).
 const GCPercent = 25
 
 // SetGCPercent sets the collection target to GCPercent, unless GOGC is set.

@@ -32,7 +32,7 @@ type Templates struct {
 }
 
 type decoded struct {
-	sum  [sha256.Size]byte // of the output
+	sum  [sha256.Size]byte // of the output; unset for a file with no action
 	docs [][]byte          // its objects, in document order
 }
 
@@ -69,11 +69,11 @@ func Parse(fsys fs.FS, dir string) (*Templates, error) {
 func (t *Templates) add(set *template.Template, name string, text []byte) error {
 	t.names = append(t.names, name)
 	if !bytes.Contains(text, []byte("{{")) {
-		d, err := decodeOnce(text)
+		docs, _, err := decode(text)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		t.files, t.decoded = append(t.files, nil), append(t.decoded, d)
+		t.files, t.decoded = append(t.files, nil), append(t.decoded, &decoded{docs: docs})
 		return nil
 	}
 	tmpl, err := set.New(name).Parse(string(text))
@@ -119,25 +119,17 @@ func (t *Templates) decode(i int, rendered []byte) ([]*unstructured.Unstructured
 	t.mu.Lock()
 	last := t.decoded[i]
 	t.mu.Unlock()
-	if last == nil || last.sum != sum {
-		var err error
-		if last, err = decodeOnce(rendered); err != nil {
-			return nil, err
-		}
-		t.mu.Lock()
-		t.decoded[i] = last
-		t.mu.Unlock()
+	if last != nil && last.sum == sum {
+		return last.objects()
 	}
-	return last.objects()
-}
-
-// decodeOnce decodes rendered output, to be kept.
-func decodeOnce(rendered []byte) (*decoded, error) {
-	docs, err := decode(rendered)
+	docs, objs, err := decode(rendered)
 	if err != nil {
 		return nil, err
 	}
-	return &decoded{sum: sha256.Sum256(rendered), docs: docs}, nil
+	t.mu.Lock()
+	t.decoded[i] = &decoded{sum: sum, docs: docs}
+	t.mu.Unlock()
+	return objs, nil
 }
 
 // objects are new objects from the kept JSON.
@@ -152,26 +144,27 @@ func (d *decoded) objects() ([]*unstructured.Unstructured, error) {
 	return objs, nil
 }
 
-// decode splits rendered YAML into documents and converts each non-empty one
-// to JSON, checking that it decodes as a Kubernetes object.
-func decode(rendered []byte) ([][]byte, error) {
+// decode splits rendered YAML into documents and decodes each non-empty one,
+// returning its JSON too.
+func decode(rendered []byte) ([][]byte, []*unstructured.Unstructured, error) {
 	var docs [][]byte
+	var objs []*unstructured.Unstructured
 	for _, doc := range split(rendered) {
 		if isEmpty(doc.text) {
 			continue
 		}
 		j, err := yaml.YAMLToJSON(doc.text)
 		if err != nil {
-			return nil, fmt.Errorf("rendered document at line %d: %v", doc.line, err)
+			return nil, nil, fmt.Errorf("rendered document at line %d: %v", doc.line, err)
 		}
 		// Unstructured's own decoding keeps integers as int64, as the API machinery expects.
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(j); err != nil || obj.GetAPIVersion() == "" {
-			return nil, fmt.Errorf("rendered document at line %d is not a Kubernetes object with apiVersion and kind", doc.line)
+			return nil, nil, fmt.Errorf("rendered document at line %d is not a Kubernetes object with apiVersion and kind", doc.line)
 		}
-		docs = append(docs, j)
+		docs, objs = append(docs, j), append(objs, obj)
 	}
-	return docs, nil
+	return docs, objs, nil
 }
 
 type document struct {

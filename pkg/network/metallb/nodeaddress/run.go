@@ -87,9 +87,7 @@ func (r *Reconciler) run(ctx context.Context) (*session, error) {
 	// after this and end before the next session's. The eligible nodes of the
 	// last session may be out of date: no Node was watched since.
 	r.own = c
-	r.mu.Lock()
-	r.eligible = nil
-	r.mu.Unlock()
+	r.nodesGen.Add(1)
 	sctx, cancel := context.WithCancel(ctx)
 	s := &session{cancel: cancel, failed: make(chan error, 2)}
 	for _, start := range []func(context.Context) error{c.Start, ctl.Start} {
