@@ -126,6 +126,11 @@ func (r *recorder) recap(w io.Writer, omitted *regexp.Regexp) {
 // plane's logs a failed story prints after it.
 const lastMessages, messageWidth = 4, 400
 
+// logsFollow is a message that introduces the lines after it ("control plane
+// logs:"): a failed story's cleanups print several after its failure, and
+// the last messages leave them out, or they would be all there is.
+var logsFollow = regexp.MustCompile(`:\s*$`)
+
 // message is the start of a line a test wrote (t.Log, t.Error, t.Fatal):
 // its file and line; a message's further lines have none.
 var message = regexp.MustCompile(`^\s+[\w.-]+\.go:\d+: `)
@@ -133,7 +138,7 @@ var message = regexp.MustCompile(`^\s+[\w.-]+\.go:\d+: `)
 func messages(lines []string) []string {
 	var ms []string
 	for _, l := range lines {
-		if message.MatchString(l) {
+		if message.MatchString(l) && !logsFollow.MatchString(message.ReplaceAllString(l, "")) {
 			ms = append(ms, strings.TrimRight(l, "\n"))
 		}
 	}

@@ -66,8 +66,8 @@ func TestRecapEndsWithTheLastMessagesNotTheLogsAfterThem(t *testing.T) {
 	r.recap(&out, regexp.MustCompile(`pod\.go:`))
 
 	_, end, _ := strings.Cut(out.String(), "=== RECAP: the last 4 messages of each failed test\n")
-	want := "--- p TestA\n    a_test.go:2: " + strings.Repeat("x", messageWidth-len("    a_test.go:2: ")) + " …\n" +
-		"    a_test.go:3: want 2, got 3\n    a_test.go:4: third\n    testing.go:29: control plane logs:\n"
+	want := "--- p TestA\n    a_test.go:1: first\n    a_test.go:2: " + strings.Repeat("x", messageWidth-len("    a_test.go:2: ")) + " …\n" +
+		"    a_test.go:3: want 2, got 3\n    a_test.go:4: third\n"
 	if end != want {
 		t.Errorf("the recap ends with:\n%s\nwant:\n%s", end, want)
 	}
