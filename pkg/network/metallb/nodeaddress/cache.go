@@ -3,11 +3,13 @@ package nodeaddress
 import (
 	"bytes"
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,7 +17,10 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
 
-// portIndex indexes LoadBalancer Services by each protocol/port they take.
+// portIndex indexes LoadBalancer Services by each protocol/port they take,
+// in an index of the Services' informer itself: the cache's field indexes
+// key each value twice (in its namespace, and in all), which at 10,000
+// Services cost 3.5 MB for lookups that are always cluster-wide.
 const portIndex = "nodeaddress.port"
 
 // newCache is the mode's own cache: every Service, EndpointSlice and Node of
@@ -33,23 +38,49 @@ func newCache(ctx context.Context, cfg *rest.Config, opts cache.Options) (cache.
 	if err != nil {
 		return nil, err
 	}
-	err = c.IndexField(ctx, &corev1.Service{}, portIndex, func(o client.Object) []string {
-		svc := o.(*corev1.Service)
-		if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
-			return nil
-		}
-		var keys []string
-		for _, p := range decide.PortsOf(svc) {
-			keys = append(keys, p.Key())
-		}
-		return keys
-	})
-	return c, err
+	informer, err := c.GetInformer(ctx, &corev1.Service{}, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil, err
+	}
+	return c, informer.AddIndexers(toolscache.Indexers{portIndex: portsTaken})
+}
+
+// portsTaken are the keys of the ports a LoadBalancer Service takes.
+func portsTaken(obj any) ([]string, error) {
+	svc, ok := obj.(*corev1.Service)
+	if !ok || svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		return nil, nil
+	}
+	var keys []string
+	for _, p := range decide.PortsOf(svc) {
+		keys = append(keys, p.Key())
+	}
+	return keys, nil
+}
+
+// servicesTaking are the Services in the mode's cache that take the port:
+// its copies, not to be changed.
+func servicesTaking(ctx context.Context, c cache.Cache, port decide.Port) ([]*corev1.Service, error) {
+	informer, err := c.GetInformer(ctx, &corev1.Service{})
+	if err != nil {
+		return nil, err
+	}
+	indexed, ok := informer.(interface{ GetIndexer() toolscache.Indexer })
+	if !ok {
+		return nil, fmt.Errorf("the informer of Services (%T) has no indexer", informer)
+	}
+	objs, err := indexed.GetIndexer().ByIndex(portIndex, port.Key())
+	out := make([]*corev1.Service, len(objs))
+	for i, o := range objs {
+		out[i] = o.(*corev1.Service)
+	}
+	return out, err
 }
 
 // keepServiceFields keeps of a Service what the mode decides on, and, in
-// place of its status, the Digest of the ingress the mode owns: ten thousand
-// statuses of up to 2×MaxNodes entries would cost more than all the rest.
+// place of its status, a mark of who wrote its ingress (decide.MarkWritten,
+// decide.MarkWriter): ten thousand statuses of up to 2×MaxNodes entries would
+// cost more than all the rest.
 func keepServiceFields(obj any) (any, error) {
 	s, ok := obj.(*corev1.Service)
 	if !ok || s.ManagedFields == nil {
@@ -69,9 +100,9 @@ func keepServiceFields(obj any) (any, error) {
 		kept.Spec.Ports = append(kept.Spec.Ports, corev1.ServicePort{Protocol: p.Protocol, Port: p.Port})
 	}
 	if ownsStatus(s.ManagedFields) {
-		kept.Annotations = map[string]string{decide.WrittenAnnotation: decide.Digest(s.Status.LoadBalancer.Ingress)}
+		decide.MarkWritten(kept, s.Status.LoadBalancer.Ingress)
 	} else if w := ingressWriter(s.ManagedFields); w != "" && len(s.Status.LoadBalancer.Ingress) > 0 {
-		kept.Annotations = map[string]string{decide.WriterAnnotation: w}
+		decide.MarkWriter(kept, w)
 	}
 	return kept, nil
 }

@@ -12,8 +12,9 @@ import (
 )
 
 // Each transform keeps the same of what it kept already: client-go may
-// transform an object twice, and the mode's digest and writer annotations,
-// worked out from managed fields the kept copy no longer has, must stay.
+// transform an object twice, and the mode's mark of who wrote a Service's
+// ingress, worked out from managed fields the kept copy no longer has, must
+// stay.
 func TestTransformsKeepWhatTheyKept(t *testing.T) {
 	ingress := corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "203.0.113.5"}}}
 	statusBy := func(manager string, op metav1.ManagedFieldsOperationType) []metav1.ManagedFieldsEntry {
@@ -30,14 +31,14 @@ func TestTransformsKeepWhatTheyKept(t *testing.T) {
 		name      string
 		transform func(any) (any, error)
 		obj       any
-		want      map[string]string // the kept copy's annotations, for a Service
+		want      func(*corev1.Service) // marks a Service as the kept copy must be
 	}{
 		{"a Service the mode wrote", keepServiceFields, service(statusBy(FieldManager, metav1.ManagedFieldsOperationApply)),
-			map[string]string{decide.WrittenAnnotation: decide.Digest(ingress.Ingress)}},
+			func(s *corev1.Service) { decide.MarkWritten(s, ingress.Ingress) }},
 		{"a Service another controller addressed", keepServiceFields, service(statusBy("another-lb", metav1.ManagedFieldsOperationApply)),
-			map[string]string{decide.WriterAnnotation: "another-lb"}},
+			func(s *corev1.Service) { decide.MarkWriter(s, "another-lb") }},
 		{"a Service nobody addressed", keepServiceFields, service([]metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate,
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}}), nil},
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}}), func(*corev1.Service) {}},
 		{"an EndpointSlice", keepEndpointFields, &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "a-1",
 			Labels: map[string]string{discoveryv1.LabelServiceName: "a", "other": "x"}},
 			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}, NodeName: new("kwok-0")}}}, nil},
@@ -58,8 +59,12 @@ func TestTransformsKeepWhatTheyKept(t *testing.T) {
 			if !equality.Semantic.DeepEqual(once, twice) {
 				t.Errorf("kept again, it changed:\n once %+v\ntwice %+v", once, twice)
 			}
-			if svc, ok := once.(*corev1.Service); ok && !equality.Semantic.DeepEqual(svc.Annotations, tc.want) {
-				t.Errorf("annotations %v, want %v", svc.Annotations, tc.want)
+			if svc, ok := once.(*corev1.Service); ok {
+				want := &corev1.Service{}
+				tc.want(want)
+				if svc.GenerateName != want.GenerateName || svc.Annotations != nil {
+					t.Errorf("kept with mark %q and annotations %v, want mark %q and no annotations", svc.GenerateName, svc.Annotations, want.GenerateName)
+				}
 			}
 		})
 	}

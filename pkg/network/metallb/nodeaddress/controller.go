@@ -2,7 +2,6 @@ package nodeaddress
 
 import (
 	"context"
-	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -141,9 +140,10 @@ func (r *Reconciler) serviceHandler() handler.TypedEventHandler[*corev1.Service,
 		},
 		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[*corev1.Service], q serviceQueue) {
 			q.Add(requestFor(e.ObjectNew))
-			// Its spec, or what it holds (the digest of what the mode wrote).
+			// Its spec, or what it holds (the cache's mark of who wrote its
+			// ingress: decide.MarkWritten).
 			o, n := e.ObjectOld, e.ObjectNew
-			if !equality.Semantic.DeepEqual(o.Spec, n.Spec) || !maps.Equal(o.Annotations, n.Annotations) {
+			if !equality.Semantic.DeepEqual(o.Spec, n.Spec) || o.GenerateName != n.GenerateName {
 				r.addSharers(ctx, q, o, all)
 			}
 		},

@@ -160,12 +160,12 @@ func (r *Reconciler) sharers(ctx context.Context, svc *corev1.Service) ([]*corev
 	seen := map[string]bool{string(svc.UID): true}
 	var out []*corev1.Service
 	for _, p := range decide.PortsOf(svc) {
-		var list corev1.ServiceList
-		if err := r.own.List(ctx, &list, client.MatchingFields{portIndex: p.Key()}); err != nil {
+		taking, err := servicesTaking(ctx, r.own, p)
+		if err != nil {
 			return nil, err
 		}
-		for i := range list.Items {
-			if s := &list.Items[i]; !seen[string(s.UID)] {
+		for _, s := range taking {
+			if !seen[string(s.UID)] {
 				seen[string(s.UID)] = true
 				out = append(out, s)
 			}

@@ -138,9 +138,9 @@ func TestIngress(t *testing.T) {
 func TestNextWrite(t *testing.T) {
 	ingress := Ingress(Decision{Addresses: addrs("192.0.2.11")})
 	written := func(digest string) func(*corev1.Service) {
-		return func(s *corev1.Service) { s.Annotations = map[string]string{WrittenAnnotation: digest} }
+		return func(s *corev1.Service) { s.GenerateName = writtenMark + digest }
 	}
-	byOther := func(s *corev1.Service) { s.Annotations = map[string]string{WriterAnnotation: "kube-vip"} }
+	byOther := func(s *corev1.Service) { MarkWriter(s, "kube-vip") }
 	for _, tc := range []struct {
 		name    string
 		svc     *corev1.Service
