@@ -23,11 +23,16 @@ import (
 // Services cost 3.5 MB for lookups that are always cluster-wide.
 const portIndex = "nodeaddress.port"
 
-// newCache is the mode's own cache: every Service, EndpointSlice and Node of
+// modeCache is the mode's own cache: every Service, EndpointSlice and Node of
 // the cluster, of each only what the mode reads. It is not the manager's,
 // whose Services are the module's own in MetalLB's namespace, and whose Nodes
 // are the module's names and provider IDs.
-func newCache(ctx context.Context, cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
+type modeCache struct {
+	cache.Cache
+	ports toolscache.Indexer // the Services' informer's, with portIndex
+}
+
+func newCache(ctx context.Context, cfg *rest.Config, opts cache.Options) (*modeCache, error) {
 	opts.ByObject = map[client.Object]cache.ByObject{
 		&corev1.Service{}:            {Transform: keepServiceFields, UnsafeDisableDeepCopy: new(true)},
 		&discoveryv1.EndpointSlice{}: {Transform: keepEndpointFields, UnsafeDisableDeepCopy: new(true)},
@@ -42,7 +47,11 @@ func newCache(ctx context.Context, cfg *rest.Config, opts cache.Options) (cache.
 	if err != nil {
 		return nil, err
 	}
-	return c, informer.AddIndexers(toolscache.Indexers{portIndex: portsTaken})
+	indexed, ok := informer.(interface{ GetIndexer() toolscache.Indexer })
+	if !ok {
+		return nil, fmt.Errorf("the informer of Services (%T) has no indexer", informer)
+	}
+	return &modeCache{Cache: c, ports: indexed.GetIndexer()}, informer.AddIndexers(toolscache.Indexers{portIndex: portsTaken})
 }
 
 // portsTaken are the keys of the ports a LoadBalancer Service takes.
@@ -58,18 +67,10 @@ func portsTaken(obj any) ([]string, error) {
 	return keys, nil
 }
 
-// servicesTaking are the Services in the mode's cache that take the port:
-// its copies, not to be changed.
-func servicesTaking(ctx context.Context, c cache.Cache, port decide.Port) ([]*corev1.Service, error) {
-	informer, err := c.GetInformer(ctx, &corev1.Service{})
-	if err != nil {
-		return nil, err
-	}
-	indexed, ok := informer.(interface{ GetIndexer() toolscache.Indexer })
-	if !ok {
-		return nil, fmt.Errorf("the informer of Services (%T) has no indexer", informer)
-	}
-	objs, err := indexed.GetIndexer().ByIndex(portIndex, port.Key())
+// servicesTaking are the Services that take the port: the cache's copies,
+// not to be changed.
+func (c *modeCache) servicesTaking(port decide.Port) ([]*corev1.Service, error) {
+	objs, err := c.ports.ByIndex(portIndex, port.Key())
 	out := make([]*corev1.Service, len(objs))
 	for i, o := range objs {
 		out[i] = o.(*corev1.Service)

@@ -33,13 +33,13 @@ const FieldManager = "cluster-network-operator-node-address"
 // and the controller that reads it, exist only while the scope has the mode
 // enabled (Start): a cluster that does not use the mode pays nothing for it.
 type Reconciler struct {
-	own    cache.Cache   // the running mode's (run)
+	own    *modeCache    // the running mode's (run)
 	reader client.Reader // the API server, for the sweep while the mode is off
 	client client.Client
 	events recorder.EventRecorder
 	// newCache makes the mode's own cache, and controller its controller's
 	// options, for each time it runs.
-	newCache   func(context.Context) (cache.Cache, error)
+	newCache   func(context.Context) (*modeCache, error)
 	controller controller.Options
 
 	// scope is nil until the module's first plan: before, nothing is known
@@ -69,7 +69,7 @@ func add(mgr ctrl.Manager) (*Reconciler, error) {
 	r := &Reconciler{reader: mgr.GetAPIReader(), client: mgr.GetClient(),
 		events: mgr.GetEventRecorder(FieldManager), switched: make(chan struct{}, 1),
 		recheck: make(chan event.TypedGenericEvent[struct{}], 1)}
-	r.newCache = func(ctx context.Context) (cache.Cache, error) {
+	r.newCache = func(ctx context.Context) (*modeCache, error) {
 		return newCache(ctx, mgr.GetConfig(), cache.Options{HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 	}
 	// Started and stopped with the mode, so its name is not checked for
@@ -141,9 +141,9 @@ func (r *Reconciler) serviceHandler() handler.TypedEventHandler[*corev1.Service,
 		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[*corev1.Service], q serviceQueue) {
 			q.Add(requestFor(e.ObjectNew))
 			// Its spec, or what it holds (the cache's mark of who wrote its
-			// ingress: decide.MarkWritten).
+			// ingress).
 			o, n := e.ObjectOld, e.ObjectNew
-			if !equality.Semantic.DeepEqual(o.Spec, n.Spec) || o.GenerateName != n.GenerateName {
+			if !equality.Semantic.DeepEqual(o.Spec, n.Spec) || decide.Mark(o) != decide.Mark(n) {
 				r.addSharers(ctx, q, o, all)
 			}
 		},
@@ -225,7 +225,7 @@ func (r *Reconciler) allServices(ctx context.Context) []reconcile.Request {
 // addSharers asks for the Services that take one of the Service's ports, of
 // those that pass.
 func (r *Reconciler) addSharers(ctx context.Context, q serviceQueue, svc *corev1.Service, pass func(*corev1.Service) bool) {
-	sharers, err := r.sharers(ctx, svc)
+	sharers, err := r.sharers(svc)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing Services by port")
 		return

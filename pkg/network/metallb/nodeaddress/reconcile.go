@@ -65,7 +65,7 @@ func (r *Reconciler) rivals(ctx context.Context, svc *corev1.Service, scope deci
 	for next := []*corev1.Service{svc}; len(next) > 0; {
 		s := next[0]
 		next = next[1:]
-		sharers, err := r.sharers(ctx, s)
+		sharers, err := r.sharers(s)
 		if err != nil {
 			return nil, err
 		}
@@ -156,11 +156,11 @@ func (r *Reconciler) endpointNodes(ctx context.Context, svc *corev1.Service) (ma
 }
 
 // sharers are the other LoadBalancer Services that take one of the Service's ports.
-func (r *Reconciler) sharers(ctx context.Context, svc *corev1.Service) ([]*corev1.Service, error) {
+func (r *Reconciler) sharers(svc *corev1.Service) ([]*corev1.Service, error) {
 	seen := map[string]bool{string(svc.UID): true}
 	var out []*corev1.Service
 	for _, p := range decide.PortsOf(svc) {
-		taking, err := servicesTaking(ctx, r.own, p)
+		taking, err := r.own.servicesTaking(p)
 		if err != nil {
 			return nil, err
 		}

@@ -21,6 +21,9 @@ const (
 	writerMark  = "writer:"
 )
 
+// Mark is the mark of svc, a copy in the mode's cache: "" when none.
+func Mark(svc *corev1.Service) string { return svc.GenerateName }
+
 // MarkWritten marks svc, a copy in the mode's cache, as holding the ingress
 // the mode wrote.
 func MarkWritten(svc *corev1.Service, ingress []corev1.LoadBalancerIngress) {
@@ -70,8 +73,8 @@ func Ingress(d Decision) []corev1.LoadBalancerIngress {
 // the two would overwrite each other without end. A Service of the mode's
 // class is its own whoever wrote it.
 func NextWrite(svc *corev1.Service, ingress []corev1.LoadBalancerIngress) (write bool, writer string) {
-	digest, ours := strings.CutPrefix(svc.GenerateName, writtenMark)
-	other, byOther := strings.CutPrefix(svc.GenerateName, writerMark)
+	digest, ours := strings.CutPrefix(Mark(svc), writtenMark)
+	other, byOther := strings.CutPrefix(Mark(svc), writerMark)
 	switch {
 	case ours:
 		return len(ingress) == 0 || digest != Digest(ingress), ""
