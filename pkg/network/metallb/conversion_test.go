@@ -23,8 +23,8 @@ import (
 )
 
 // Against a real control plane, with kwok playing MetalLB's pods: the BGPPeer
-// CRD converts with None until the controller Deployment is available, with
-// the webhook after, and with None again, the CA bundle the controller
+// CRD converts with None until the controller Deployment exists, with the
+// webhook after, and with None again, the CA bundle the controller
 // injected taken away, before the Deployment goes on deactivation. The
 // operator never writes the CA bundle. (The test injects it as MetalLB's
 // controller does, under its field manager; test/e2e's BGP stories run the
@@ -65,22 +65,22 @@ func TestConversionFollowsTheController(t *testing.T) {
 	}
 	changes := seen()
 	for _, s := range changes {
-		if s.strategy == manifests.ConversionWebhook && !s.controllerAvailable {
-			t.Errorf("BGPPeers converted through the webhook while the controller was not available (%+v)", s)
+		if s.strategy == manifests.ConversionWebhook && !s.controllerDeployed {
+			t.Errorf("BGPPeers converted through the webhook while no controller Deployment existed (%+v)", s)
 		}
 	}
 	if len(changes) < 3 || changes[0].strategy != manifests.ConversionNone || changes[1].strategy != manifests.ConversionWebhook {
-		t.Errorf("BGPPeers converted as %+v: want None, then the webhook once the controller was available, then None", changes)
+		t.Errorf("BGPPeers converted as %+v: want None, then the webhook once the controller Deployment existed, then None", changes)
 	}
 	assertNeverWroteCABundle(t, crd)
 }
 
 // conversionSeen is the BGPPeer CRD's conversion strategy as a watch saw it
-// change, and whether the controller Deployment was available when it did:
-// read after the change, it shows what the module saw or later.
+// change, and whether the controller Deployment existed when it did: read
+// after the change, it shows what the module saw or later.
 type conversionSeen struct {
-	strategy            string
-	controllerAvailable bool
+	strategy           string
+	controllerDeployed bool
 }
 
 // watchConversion records each change of the BGPPeer CRD's conversion
@@ -108,7 +108,7 @@ func (m *moduleEnv) watchConversion(t *testing.T) func() []conversionSeen {
 			strategy := manifests.ConversionStrategy(crd)
 			mu.Lock()
 			if n := len(seen); n == 0 || seen[n-1].strategy != strategy {
-				seen = append(seen, conversionSeen{strategy, m.controllerAvailable()})
+				seen = append(seen, conversionSeen{strategy, m.controllerDeployed()})
 			}
 			mu.Unlock()
 		}
@@ -121,10 +121,9 @@ func (m *moduleEnv) watchConversion(t *testing.T) func() []conversionSeen {
 	}
 }
 
-func (m *moduleEnv) controllerAvailable() bool {
-	d := &appsv1.Deployment{}
-	err := m.client.Get(context.Background(), client.ObjectKey{Namespace: manifests.DefaultNamespace, Name: manifests.ControllerName}, d)
-	return err == nil && d.Status.AvailableReplicas > 0
+func (m *moduleEnv) controllerDeployed() bool {
+	err := m.client.Get(context.Background(), client.ObjectKey{Namespace: manifests.DefaultNamespace, Name: manifests.ControllerName}, &appsv1.Deployment{})
+	return err == nil
 }
 
 // assertNeverWroteCABundle checks that no field manager of the operator's

@@ -10,9 +10,9 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 )
 
-// BGPPeers convert through the controller's webhook once the controller is
-// available, and with None before and after, the webhook stanza taken away
-// first: each a row.
+// BGPPeers convert through the controller's webhook once the controller
+// Deployment exists, and with None before and after, the webhook stanza taken
+// away first: each a row.
 func TestConversionGate(t *testing.T) {
 	webhookOff := func(o *Options) { o.Webhooks = false }
 	for _, tc := range []struct {
@@ -23,7 +23,8 @@ func TestConversionGate(t *testing.T) {
 		off     bool   // the webhook stanza taken away first
 	}{
 		{"nothing configured: None", nil, empty, manifests.ConversionNone, false},
-		{"first activation, the controller not available yet: None", nil, with(empty, pool), manifests.ConversionNone, false},
+		{"first activation, no controller yet: None", nil, with(empty, pool), manifests.ConversionNone, false},
+		{"the controller deployed, not available yet: the webhook, where its server waits for its CA", nil, with(running("A"), conversionAs(manifests.ConversionNone, false), controllerAt(1, 1, 0)), manifests.ConversionWebhook, false},
 		{"the controller available: the webhook", nil, with(running("A"), conversionAs(manifests.ConversionNone, false)), manifests.ConversionWebhook, false},
 		{"running with the webhook: nothing to write", nil, running("A"), "", false},
 		{"the controller briefly unavailable: the webhook stays", nil, with(running("A"), controllerAt(1, 1, 0)), "", false},

@@ -21,7 +21,9 @@ var webhookServers = map[string]string{
 // available: with failure policy Fail, the configuration would otherwise
 // refuse every object it checks. Once applied it stays while its server is
 // briefly unavailable (a drain, a rollout): removing it would drop
-// validation, and the CA bundle the server wrote.
+// validation, and the CA bundle the server wrote. MetalLB's controller is
+// ready before its webhook server listens; gateConversion lets that server
+// start early enough that it listens by then.
 func (p *Plan) gateWebhooks(s *Snapshot, settings manifests.Settings, desired []*unstructured.Unstructured) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
 	for _, o := range desired {
@@ -35,18 +37,24 @@ func (p *Plan) gateWebhooks(s *Snapshot, settings manifests.Settings, desired []
 	return out
 }
 
-// gateConversion has BGPPeers convert through the controller's webhook only
-// once the controller, which serves it, is first available, as the webhook
-// configuration; until then, and when MetalLB is not configured, they
-// convert with None, so that reading BGPPeers never waits on a webhook
-// nobody serves. Once on, the webhook stays while the controller is briefly
-// unavailable (a drain, a rollout). Turning it off from a CRD whose webhook
-// stanza holds the controller's CA bundle takes that stanza away first
-// (ConversionOff): with None the API server refuses any stanza left.
+// gateConversion has BGPPeers convert through the controller's webhook once
+// the controller Deployment exists, and with None before, and when MetalLB is
+// not configured, so that reading BGPPeers never waits on a webhook nobody
+// will serve. Not later: the controller's certificate rotator starts its
+// webhook server only once it has injected its CA bundle into this stanza,
+// and it looks for the stanza on a back-off that doubles from a second; the
+// controller is available (its readiness is a ping) before, so waiting for
+// that held the server back by a step of that back-off, seconds during which
+// the webhook configuration, applied on availability, refused every
+// metallb.io write and reads of BGPPeers failed.
+// Once on, the webhook stays while the controller is briefly unavailable (a
+// drain, a rollout). Turning it off from a CRD whose webhook stanza holds the
+// controller's CA bundle takes that stanza away first (ConversionOff): with
+// None the API server refuses any stanza left.
 func (p *Plan) gateConversion(s *Snapshot, settings manifests.Settings, want []*unstructured.Unstructured) []*unstructured.Unstructured {
 	live := s.OwnedObject(objects.CustomResourceDefinition, "", manifests.BGPPeersCRD)
-	on := p.configured && settings.Webhooks &&
-		(serving(s, settings.Namespace, manifests.ControllerName) || manifests.ConversionStrategy(live) == manifests.ConversionWebhook)
+	deployed := s.OwnedObject(objects.Deployment, settings.Namespace, manifests.ControllerName) != nil
+	on := p.configured && settings.Webhooks && (deployed || manifests.ConversionStrategy(live) == manifests.ConversionWebhook)
 	out := make([]*unstructured.Unstructured, len(want))
 	for i, o := range want {
 		out[i] = o
