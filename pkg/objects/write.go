@@ -27,20 +27,36 @@ func CreateOnly(obj metav1.Object) bool {
 
 // NeedsWrite tells whether desired must be written over live (nil: the object
 // does not exist): a create-only object only when it does not exist, any other
-// when live does not hold every field of it (see Contains).
+// when live does not hold every field of it (see Contains), CRDs' schemas
+// compared by their digests (see WithSchemaDigests).
 func NeedsWrite(desired, live *unstructured.Unstructured) bool {
 	if live == nil {
 		return true
 	}
-	return !CreateOnly(desired) && !Contains(live.Object, Applied(desired).Object)
+	if CreateOnly(desired) {
+		return false
+	}
+	compared := WithSchemaDigests(desired)
+	return !Contains(WithSchemaDigests(live).Object, withHash(compared, hashOf(compared)).Object)
 }
 
 // Applied returns o as the applier writes it: a copy carrying the hash of its
-// content. The copy is shallow but for metadata: only metadata.annotations
-// differs, so neither object may be changed afterwards.
+// content, a CRD's schemas hashed by their digests, so that the hash is
+// computed with the digests NeedsWrite computes anyway. The copy is shallow
+// but for metadata: only metadata.annotations differs, so neither object may
+// be changed afterwards.
 func Applied(o *unstructured.Unstructured) *unstructured.Unstructured {
+	return withHash(o, hashOf(WithSchemaDigests(o)))
+}
+
+func hashOf(o *unstructured.Unstructured) string {
 	data, _ := json.Marshal(o.Object) // maps marshal in key order: the hash is stable
 	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16])
+}
+
+// withHash is a copy of o, shallow but for metadata, annotated with hash.
+func withHash(o *unstructured.Unstructured, hash string) *unstructured.Unstructured {
 	obj := &unstructured.Unstructured{Object: maps.Clone(o.Object)}
 	if metadata, ok := o.Object["metadata"].(map[string]any); ok {
 		obj.Object["metadata"] = maps.Clone(metadata)
@@ -49,7 +65,7 @@ func Applied(o *unstructured.Unstructured) *unstructured.Unstructured {
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	annotations[AppliedHashAnnotation] = hex.EncodeToString(sum[:16])
+	annotations[AppliedHashAnnotation] = hash
 	obj.SetAnnotations(annotations)
 	return obj
 }

@@ -49,3 +49,55 @@ func TestAppliedLeavesTheOriginal(t *testing.T) {
 		t.Error("the same content hashes differently")
 	}
 }
+
+// A CRD's schemas are compared by their digests: the same whether live is
+// kept whole or digested, and any edit of a schema shows.
+func TestNeedsWriteComparesCRDSchemasByDigest(t *testing.T) {
+	crd := func(description string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": map[string]any{"name": "pools.example.com"},
+			"spec": map[string]any{"group": "example.com", "versions": []any{map[string]any{
+				"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "description": description}},
+			}}},
+		}}
+	}
+	written := func(o *unstructured.Unstructured) *unstructured.Unstructured {
+		live := Applied(o).DeepCopy()
+		_ = unstructured.SetNestedField(live.Object, "None", "spec", "conversion", "strategy") // defaulted by the API server
+		return live
+	}
+	desired := crd("a pool")
+	for _, tc := range []struct {
+		name string
+		live *unstructured.Unstructured
+		want bool
+	}{
+		{"as written, whole", written(desired), false},
+		{"as written, digested", WithSchemaDigests(written(desired)), false},
+		{"a schema edited, whole", withAppliedHashOf(desired, written(crd("edited"))), true},
+		{"a schema edited, digested", WithSchemaDigests(withAppliedHashOf(desired, written(crd("edited")))), true},
+		{"written for another schema", WithSchemaDigests(written(crd("older"))), true},
+	} {
+		if got := NeedsWrite(desired, tc.live); got != tc.want {
+			t.Errorf("%s: NeedsWrite = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	before := desired.DeepCopy()
+	if WithSchemaDigests(desired); !equality(before, desired) {
+		t.Error("WithSchemaDigests changed its argument")
+	}
+}
+
+// withAppliedHashOf gives live the applied hash that writing o leaves.
+func withAppliedHashOf(o, live *unstructured.Unstructured) *unstructured.Unstructured {
+	annotations := live.GetAnnotations()
+	annotations[AppliedHashAnnotation] = Applied(o).GetAnnotations()[AppliedHashAnnotation]
+	live.SetAnnotations(annotations)
+	return live
+}
+
+func equality(a, b *unstructured.Unstructured) bool {
+	return Contains(a.Object, b.Object) && Contains(b.Object, a.Object)
+}

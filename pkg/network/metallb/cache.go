@@ -29,8 +29,9 @@ func cacheByObject(inv manifests.Inventory, namespace string) map[client.Object]
 	}
 	shared := sharedKinds(inv)
 	for _, gvk := range inv.Kinds {
-		// Every reconcile reads them all, the CRDs (hundreds of kilobytes) among
-		// them; the module only reads them, so the cache need not copy them.
+		// Every reconcile reads them all, the CRDs (tens of kilobytes with their
+		// schemas' digests) among them; the module only reads them, so the cache
+		// need not copy them.
 		by := cache.ByObject{Label: selector, UnsafeDisableDeepCopy: new(true)}
 		if inv.Namespaced[gvk] {
 			// Only MetalLB's namespace: the operator may read its Secrets and the
@@ -137,13 +138,19 @@ func podReadinessOnly(obj any) (any, error) {
 // keeps what the module reads (a BGPPeer's hold time, and not its password);
 // they cannot go in ByObject, which needs their CRDs, the module's to create,
 // when the cache is made. Of the rest it drops managedFields: nothing the
-// module decides reads them, and for a CRD they are as large as its schema.
+// module decides reads them, and for a CRD they are as large as its schema;
+// and of a CRD it keeps its schemas' digests, all the drift check needs.
 func keepWhatIsRead(obj any) (any, error) {
-	switch obj.(type) {
+	switch o := obj.(type) {
 	case *metallbv1beta2.BGPPeer:
 		return peerHoldTimeOnly(obj)
 	case *metallbv1beta1.ConfigurationState:
 		return configurationResultOnly(obj)
+	case *unstructured.Unstructured:
+		if _, err := stripManagedFields(o); err != nil {
+			return nil, err
+		}
+		return objects.WithSchemaDigests(o), nil
 	}
 	return stripManagedFields(obj)
 }
