@@ -18,10 +18,11 @@ const schemaDigestField = "openAPIV3SchemaSHA256"
 // otherwise or if it has no schema left to digest. A cache of the CRDs holds
 // them so (MetalLB's and frr-k8s's schemas are some 500 KB of maps, which it
 // would keep for the life of the operator), and the drift check compares
-// desired and live so: any change to a schema changes its digest. The copy shares all but the maps on
-// the way to the schemas, so neither object may be changed afterwards.
+// desired and live so: any change to a schema changes its digest. The copy
+// shares all but the maps on the way to the schemas, so neither object may be
+// changed afterwards.
 func WithSchemaDigests(o *unstructured.Unstructured) *unstructured.Unstructured {
-	if o.GetKind() != CustomResourceDefinition.Kind || o.GroupVersionKind().Group != CustomResourceDefinition.Group {
+	if o.GroupVersionKind().GroupKind() != CustomResourceDefinition.GroupKind() {
 		return o
 	}
 	spec, _ := o.Object["spec"].(map[string]any)

@@ -46,11 +46,11 @@ func (p *Plan) gateWebhooks(s *Snapshot, settings manifests.Settings, desired []
 // controller is available (its readiness is a ping) before, so waiting for
 // that held the server back by a step of that back-off, seconds during which
 // the webhook configuration, applied on availability, refused every
-// metallb.io write and reads of BGPPeers failed.
-// Once on, the webhook stays while the controller is briefly unavailable (a
-// drain, a rollout). Turning it off from a CRD whose webhook stanza holds the
-// controller's CA bundle takes that stanza away first (ConversionOff): with
-// None the API server refuses any stanza left.
+// metallb.io write and reads of BGPPeers failed. Once on, the webhook stays
+// while the controller is briefly unavailable (a drain, a rollout). Turning it
+// off from a CRD whose webhook stanza holds the controller's CA bundle takes
+// that stanza away first (ConversionOff): with None the API server refuses any
+// stanza left.
 func (p *Plan) gateConversion(s *Snapshot, settings manifests.Settings, want []*unstructured.Unstructured) []*unstructured.Unstructured {
 	live := s.OwnedObject(objects.CustomResourceDefinition, "", manifests.BGPPeersCRD)
 	deployed := s.OwnedObject(objects.Deployment, settings.Namespace, manifests.ControllerName) != nil
