@@ -221,6 +221,7 @@ var deliberate = map[string]func(t *testing.T, upstream, ours *unstructured.Unst
 			t.Errorf("frr-k8s minReadySeconds is %d, want %d", got, frrK8sMinReadySeconds)
 		}
 		unstructured.RemoveNestedField(our.Object, "spec", "minReadySeconds")
+		withoutFRRProbeTimeouts(t, our)
 		pod := []string{"spec", "template", "spec"}
 		want := map[string]any{"nodeSelector": map[string]any{"kubernetes.io/os": "linux"}, "priorityClassName": speakerDefaults.priorityClassName}
 		for field, value := range want {
@@ -239,6 +240,28 @@ var deliberate = map[string]func(t *testing.T, upstream, ours *unstructured.Unst
 		unstructured.RemoveNestedField(up.Object, "metadata", "creationTimestamp")
 		wantEqual(t, "ValidatingWebhookConfiguration/metallb-webhook-configuration", up, our)
 	},
+}
+
+// withoutFRRProbeTimeouts checks and removes the timeout of the frr
+// container's liveness and startup probes, which wait longer than upstream's
+// (the default 1 s) for FRR on a busy node.
+func withoutFRRProbeTimeouts(t *testing.T, our *unstructured.Unstructured) {
+	t.Helper()
+	path := []string{"spec", "template", "spec", "containers"}
+	containers, _, _ := unstructured.NestedSlice(our.Object, path...)
+	for _, c := range containers {
+		container := c.(map[string]any)
+		if container["name"] != "frr" {
+			continue
+		}
+		for _, probe := range []string{"livenessProbe", "startupProbe"} {
+			if got, _, _ := unstructured.NestedInt64(container, probe, "timeoutSeconds"); got != 5 {
+				t.Errorf("the frr container's %s waits %ds, want 5", probe, got)
+			}
+			unstructured.RemoveNestedField(container, probe, "timeoutSeconds")
+		}
+	}
+	_ = unstructured.SetNestedSlice(our.Object, containers, path...)
 }
 
 // wantRollingUpdate checks and removes a DaemonSet's update strategy: rolling,
