@@ -151,8 +151,14 @@ bench-binary: build tools
 	  exit $$status
 
 ## demo: the operator's story on a local control plane, with the real MetalLB
-## answering ARP in network namespaces (needs root); Ctrl-C stops it.
-demo: build tools debian-packages
+## answering ARP in network namespaces (needs root); Ctrl-C stops it. It builds
+## only the test binaries the demo runs (the control plane, kwok, MetalLB and
+## its previous release, which the demo's hand install runs) and installs only
+## iproute2.
+DEMO_TOOLS := etcd kube kwok metallb metallb-previous
+demo: build
+	hack/tools.sh build $(DEMO_TOOLS)
+	@hack/debian-packages.sh iproute2
 	$(GO) run ./hack/demo --operator $(BIN)
 
 # debian-packages: `ip` (iproute2) makes the test network's namespaces, bridge
