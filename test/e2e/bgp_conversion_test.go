@@ -69,11 +69,7 @@ func TestBGPPeerConversion(t *testing.T) {
 	if !world.Enter(t, world.Beside) {
 		return
 	}
-	c := newMetallbCluster(t)
-	op := startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB))
-	op.waitReady(t)
-	c.configure(t)
-	c.waitMetallb(t, release.MetalLB, 3*time.Minute)
+	c, _ := newConfiguredCluster(t)
 	waitConversion(t, c, "Webhook")
 	c.applyOnceServed(t, writeTemp(t, securedPeer+"---\n"+legacyPeer))
 

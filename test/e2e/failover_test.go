@@ -52,12 +52,11 @@ var profiles = []profile{
 	{"Fast", "200ms", 2 * time.Second},
 }
 
-// Failover, per failure detection profile, for both families: the speaker
-// answering for a dual-stack Service's two addresses is killed (SIGKILL, as
-// when it crashes or its node dies) again and again, and each time another
+// Failover, per failure detection profile, for both families: the node
+// answering for a dual-stack Service's two addresses dies (its containers
+// SIGKILLed) again and again, coming back each time, and each time another
 // node answers for both, within the profile's bound at the 95th percentile;
-// then one is stopped (SIGTERM, as when its node shuts down) and another node
-// answers within 1 s. Between the profiles the MetalLB object changes from
+// then one shuts down (SIGTERM) and another node answers within 1 s. Between the profiles the MetalLB object changes from
 // Default (no object) to Fast, and the speakers restart to read their new
 // timing one node at a time with neither address unanswered for over 1 s.
 // The figures go to docs/benchmarks.md. The story runs last, beside the
@@ -123,35 +122,60 @@ func (c *metallbCluster) changeProfile(t *testing.T, ips []net.IP, p profile) {
 	c.assertSpeakersOneAtATime(t, before)
 }
 
-// failover stops, with sig, the speaker that answers for the addresses (one
-// Service's: one node answers for all of them), once every speaker is ready
-// and the answers are settled, then deletes its pod for the DaemonSet to
-// replace. It returns, for each address's family, how long it went
-// unanswered before another node answered.
+// failover stops, with sig, the node whose speaker answers for the addresses
+// (one Service's: one node answers for all of them), once every speaker is
+// ready and the answers are settled: its kubelet and every container on it
+// get sig, as when the node dies (SIGKILL) or shuts down (SIGTERM), and
+// nothing on it is restarted until the node is back, which it then is, as
+// after a reboot. (Killing the speaker alone would not do: a kubelet
+// restarts a crashed container at once.) It returns, for each address's
+// family, how long it went unanswered before another node answered.
 func (c *metallbCluster) failover(t *testing.T, ips []net.IP, sig syscall.Signal, timeout time.Duration) map[string]time.Duration {
 	t.Helper()
 	node := c.settledAnswerer(t, ips)
-	pod := c.speakerPods(t)[node]
 	watches := make([]*answerWatch, len(ips))
 	for i, ip := range ips {
 		watches[i] = c.watchAnswers(t, ip)
 		c.waitAnswer(t, watches[i], func(a answer) bool { return a.node == node }, 10*time.Second, "%s answering for %s", node, ip)
 	}
+	speaker := c.speakerPods(t)[node]
 	stopped := time.Now()
-	if err := c.Runner.SignalPod(pod, sig); err != nil {
-		t.Fatal(err)
-	}
+	c.Runner.StopNode(node, sig)
 	other := func(a answer) bool { return a.at.After(stopped) && a.node != "" && a.node != node }
 	gaps := map[string]time.Duration{}
 	for i, ip := range ips {
-		a := c.waitAnswer(t, watches[i], other, timeout, "another node answering for %s after %s's speaker got %s", ip, node, sig)
+		a := c.waitAnswer(t, watches[i], other, timeout, "another node answering for %s after %s got %s", ip, node, sig)
 		watches[i].end()
 		gaps[family(ip)] = a.at.Sub(stopped)
 	}
-	if err := c.Client.CoreV1().Pods(metallbNamespace).Delete(t.Context(), pod, metav1.DeleteOptions{}); err != nil {
+	c.restartNode(t, node, speaker)
+	return gaps
+}
+
+// restartNode brings a stopped node back, as after a reboot, and waits until
+// its speaker runs again, ready.
+func (c *metallbCluster) restartNode(t *testing.T, node, speaker string) {
+	t.Helper()
+	before, err := c.Client.CoreV1().Pods(metallbNamespace).Get(t.Context(), speaker, metav1.GetOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return gaps
+	c.Runner.StartNode(node)
+	err = wait.PollUntilContextTimeout(t.Context(), probeEvery, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := c.Client.CoreV1().Pods(metallbNamespace).Get(ctx, speaker, metav1.GetOptions{})
+		return err == nil && restarts(p) > restarts(before) && status.PodReady(p), nil
+	})
+	if err != nil {
+		t.Fatalf("%s's speaker %s did not run again, ready, within 2 minutes of the node's return", node, speaker)
+	}
+}
+
+func restarts(p *corev1.Pod) int32 {
+	var n int32
+	for _, s := range p.Status.ContainerStatuses {
+		n += s.RestartCount
+	}
+	return n
 }
 
 // waitAnswer waits until the watch has seen an answer that matches, and

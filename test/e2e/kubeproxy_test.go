@@ -73,7 +73,7 @@ func (c *metallbCluster) runBackend(t *testing.T, name, node string) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": "backend"}},
 		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{
-			Name: "backend", Image: "registry.example.com/backend:1",
+			Name: "backend", Image: backendImage,
 			Env:            []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
 			Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
 			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(8080)}}, PeriodSeconds: 1},

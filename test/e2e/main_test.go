@@ -16,6 +16,9 @@ import (
 // backendBinary the HTTP server of the stories with real traffic.
 var operatorBinary, backendBinary string
 
+// backendImage is the backend's image, which the test nodes pull.
+const backendImage = "registry.example.com/backend:1"
+
 const testVersion = "v0.0.0-e2e"
 
 // clusterOperatorsCRD is OpenShift's ClusterOperator API, which the stories

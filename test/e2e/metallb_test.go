@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
+	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
 )
 
 const (
@@ -59,7 +61,8 @@ func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallb
 				change(o)
 			}
 		},
-		Binaries: map[string]string{"backend": backendBinary}, Logf: t.Logf,
+		Images: map[string]noderunner.Image{backendImage: {Files: map[string]string{"/backend": backendBinary}, Entrypoint: []string{"/backend"}}},
+		Logf:   t.Logf,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -83,13 +86,21 @@ func newMetallbCluster(t *testing.T, options ...func(*testenv.Options)) *metallb
 // for by ARP.
 func newServingCluster(t *testing.T) (c *metallbCluster, op *runningOperator, ip net.IP, node string) {
 	t.Helper()
-	c = newMetallbCluster(t)
-	op = startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB))
+	c, op = newConfiguredCluster(t)
+	ip = c.exposeService(t)
+	return c, op, ip, c.answerer(t, ip, 30*time.Second)
+}
+
+// newConfiguredCluster is newServingCluster before the Service: MetalLB
+// deployed by the operator of release 4.22.0 for a pool and an advertisement.
+func newConfiguredCluster(t *testing.T) (*metallbCluster, *runningOperator) {
+	t.Helper()
+	c := newMetallbCluster(t)
+	op := startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB))
 	op.waitReady(t)
 	c.configure(t)
 	c.waitMetallb(t, release.MetalLB, 3*time.Minute)
-	ip = c.exposeService(t)
-	return c, op, ip, c.answerer(t, ip, 30*time.Second)
+	return c, op
 }
 
 // configure creates the pool and the layer-2 advertisement, as a user does.
@@ -235,18 +246,48 @@ func (c *metallbCluster) createWebPod(t *testing.T) {
 // whose MAC answers.
 func (c *metallbCluster) answerer(t *testing.T, ip net.IP, timeout time.Duration) string {
 	t.Helper()
+	node, err := c.answer(t, ip, timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return node
+}
+
+// answer waits until the address is answered and names the node that
+// answers; when none does it says so, with what the speakers may do as their
+// nodes applied it: answering ARP and NDP takes raw sockets, NET_RAW.
+func (c *metallbCluster) answer(t *testing.T, ip net.IP, timeout time.Duration) (string, error) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		mac, err := c.Neighbors.Probe(ip, 200*time.Millisecond)
 		if err != nil {
-			t.Fatal(err)
+			return "", err
 		}
 		if mac != nil {
-			return c.nodeOf(t, mac)
+			return c.nodeOf(t, mac), nil
 		}
 	}
-	t.Fatalf("nobody answered for %s within %s", ip, timeout)
-	return ""
+	return "", fmt.Errorf("nobody answered for %s within %s; answering takes NET_RAW: %s", ip, timeout, c.speakersRawSockets(t))
+}
+
+// speakersRawSockets says which speakers hold NET_RAW, read from their
+// processes.
+func (c *metallbCluster) speakersRawSockets(t *testing.T) string {
+	var out []string
+	for node, pod := range c.speakerPods(t) {
+		caps, ok := c.Runner.Capabilities(pod, "speaker")
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("%s on %s is not running", pod, node))
+		case slices.Contains(caps, "NET_RAW"):
+			out = append(out, fmt.Sprintf("%s on %s holds NET_RAW", pod, node))
+		default:
+			out = append(out, fmt.Sprintf("%s on %s lacks NET_RAW (it holds %v)", pod, node, caps))
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "; ")
 }
 
 // nodeOf names the node with a MAC address.

@@ -17,9 +17,9 @@ import (
 type Options struct {
 	// ControlPlane, if set, changes the control plane's options.
 	ControlPlane func(*testenv.Options)
-	// Binaries are binaries the node runner runs beside MetalLB's, by image
-	// (noderunner.Options.Binaries).
-	Binaries map[string]string
+	// Images are images the test nodes pull beside MetalLB's, by their whole
+	// reference.
+	Images map[string]noderunner.Image
 	// Logf, if set, hears the node runner start and stop containers.
 	Logf func(format string, args ...any)
 	// Progress, if set, hears each part of the cluster start and stop.
@@ -44,14 +44,7 @@ type Cluster struct {
 // Start starts the test network, the control plane, the node runner and the
 // neighbor prober. On error it stops what it started.
 func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
-	binaries, err := metallbBinaries()
-	if err != nil {
-		return nil, err
-	}
-	for image, binary := range opts.Binaries {
-		binaries[image] = binary
-	}
-	images, err := runnerImages()
+	images, err := registry(opts.Images)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +61,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	runner := noderunner.Options{Client: c.Client, Network: c.Net, APIServer: c.Env.Config.Host,
-		Selector: RunnerPods, Binaries: binaries, Images: images, Logf: opts.Logf}
+		Selector: RunnerPods, Pull: pullFrom(images), Logf: opts.Logf}
 	if err = c.startRunner(ctx, runner); err != nil {
 		return nil, err
 	}

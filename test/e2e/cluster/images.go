@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"fmt"
 	"strings"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
@@ -29,40 +31,100 @@ func Release(version, tag string) []string {
 		"FRRK8S_IMAGE=quay.io/metallb/frr-k8s:" + frrK8sTag}
 }
 
-// metallbBinaries maps MetalLB's images, as the node runner looks them up, to
-// their binaries: the previous release's for its tag, the operand's for any
-// other.
-func metallbBinaries() (map[string]string, error) {
-	previous := release.PreviousMetalLB
-	return testBinaries(map[string]string{
-		"controller":             "metallb-controller",
-		"speaker":                "metallb-speaker",
-		"controller:" + previous: "metallb-controller-" + previous,
-		"speaker:" + previous:    "metallb-speaker-" + previous,
-	})
-}
+// nextTag is the image tag of the stories' next release, which runs the
+// operand's binaries.
+const nextTag = release.MetalLB + "-1"
 
-// runnerImages are the images of several files the runner runs: frr-k8s's and
-// FRR's, and kube-proxy's, which calls the node's iptables.
-func runnerImages() (map[string]noderunner.Image, error) {
-	images, err := frrK8sImages()
-	if err != nil {
-		return nil, err
+// kubeProxyImage is kube-proxy's image, as testdata/kube-proxy.yaml names it.
+const kubeProxyImage = "registry.k8s.io/kube-proxy:v1.37.2"
+
+// registry is the test nodes' registry: every image that the operator's
+// environment names for the operand's release, the stories' next release
+// and the previous release (Release; the previous is also the hand install's),
+// kube-proxy's, and the stories' own (extra). Any other reference fails to
+// pull, as an image no registry has: a wrong registry, organisation or tag in
+// what the operator renders shows on the node. An image's binaries are found
+// when it is pulled, so that a node that pulls no frr-k8s needs none built.
+func registry(extra map[string]noderunner.Image) (map[string]func() (noderunner.Image, error), error) {
+	images := map[string]func() (noderunner.Image, error){
+		kubeProxyImage: func() (noderunner.Image, error) {
+			return withFiles(noderunner.Image{System: true}, map[string]string{"/kube-proxy": "kube-proxy"})
+		},
 	}
-	kubeProxy, err := testenv.Binary("kube-proxy")
-	if err != nil {
-		return nil, err
+	for ref, im := range extra {
+		images[ref] = func() (noderunner.Image, error) { return im, nil }
 	}
-	images["kube-proxy"] = noderunner.Image{Files: map[string]string{"/kube-proxy": kubeProxy}, System: true}
+	for _, tag := range []string{release.MetalLB, nextTag, release.PreviousMetalLB} {
+		named, err := manifests.ImagesFromEnv(envOf(Release("", tag)), "none")
+		if err != nil {
+			return nil, err
+		}
+		suffix := ""
+		if tag == release.PreviousMetalLB {
+			suffix = "-" + tag
+		}
+		images[named.Controller] = binaryImage("/controller", "metallb-controller"+suffix)
+		images[named.Speaker] = binaryImage("/speaker", "metallb-speaker"+suffix)
+		images[named.FRRK8s] = frrK8sImage
+		images[named.FRR] = func() (noderunner.Image, error) { return frrImage, nil }
+	}
 	return images, nil
 }
 
-// frrK8sImages are frr-k8s's image, its programs as its Dockerfile places them
-// with the node's shell to copy them, and FRR's, Debian's frr package: the
-// image starts FRR's daemons with tini and its docker-start script, which the
-// package lacks; Debian's scripts start them instead, and frrinit.sh stops
-// them on SIGTERM, so that bgpd closes its sessions as a pod's FRR does when
-// deleted.
+// pullFrom pulls from a registry.
+func pullFrom(images map[string]func() (noderunner.Image, error)) func(string) (noderunner.Image, error) {
+	return func(ref string) (noderunner.Image, error) {
+		image, ok := images[ref]
+		if !ok {
+			return noderunner.Image{}, fmt.Errorf("failed to resolve reference %q: %s: not found", ref, ref)
+		}
+		return image()
+	}
+}
+
+// envOf reads an environment's variables.
+func envOf(env []string) func(string) string {
+	return func(key string) string {
+		for _, kv := range env {
+			if k, v, _ := strings.Cut(kv, "="); k == key {
+				return v
+			}
+		}
+		return ""
+	}
+}
+
+// binaryImage is an image of one binary, its entry point, as MetalLB's are.
+func binaryImage(path, binary string) func() (noderunner.Image, error) {
+	return func() (noderunner.Image, error) {
+		return withFiles(noderunner.Image{Entrypoint: []string{path}}, map[string]string{path: binary})
+	}
+}
+
+// withFiles gives an image the test binaries it holds: path in the container
+// → the binary's name.
+func withFiles(im noderunner.Image, binaries map[string]string) (noderunner.Image, error) {
+	im.Files = map[string]string{}
+	for path, name := range binaries {
+		var err error
+		if im.Files[path], err = testenv.Binary(name); err != nil {
+			return noderunner.Image{}, err
+		}
+	}
+	return im, nil
+}
+
+// frrK8sImage is frr-k8s's image: its programs as its Dockerfile places them,
+// with the node's shell to copy them.
+func frrK8sImage() (noderunner.Image, error) {
+	return withFiles(noderunner.Image{System: true}, map[string]string{"/frr-k8s": "frr-k8s", "/statuscleaner": "frr-k8s-statuscleaner",
+		"/frr-metrics": "frr-metrics", "/frr-status": "frr-status", "/frr-reloader.sh": "frr-reloader.sh"})
+}
+
+// frrImage is FRR's, Debian's frr package: the image starts FRR's daemons with
+// tini and its docker-start script, which the package lacks; Debian's scripts
+// start them instead, and frrinit.sh stops them on SIGTERM, so that bgpd
+// closes its sessions as a pod's FRR does when deleted.
 //
 // The daemons are started before watchfrr (one that fails to, watchfrr starts
 // as before), which then finds them up and forks no job to start them. FRR's
@@ -72,30 +134,8 @@ func runnerImages() (map[string]noderunner.Image, error) {
 // could be missed and the `write` never answered. frr-reload.py ends each
 // reload with a `write`, and a reloader stuck there holds every later reload
 // behind its lock (docs/benchmarks.md, "Feedback", run 23).
-func frrK8sImages() (map[string]noderunner.Image, error) {
-	files, err := testBinaries(map[string]string{"/frr-k8s": "frr-k8s", "/statuscleaner": "frr-k8s-statuscleaner",
-		"/frr-metrics": "frr-metrics", "/frr-status": "frr-status", "/frr-reloader.sh": "frr-reloader.sh"})
-	if err != nil {
-		return nil, err
-	}
-	return map[string]noderunner.Image{
-		"frr-k8s": {Files: files, System: true},
-		"frr": {System: true, Commands: map[string][]string{
-			"/bin/sh -c /sbin/tini -- /usr/lib/frr/docker-start": {"/bin/sh", "-c",
-				"/usr/lib/frr/watchfrr.sh start all; /usr/lib/frr/frrinit.sh start || exit 1; " +
-					"trap '/usr/lib/frr/frrinit.sh stop; exit 0' TERM; sleep infinity & wait $!"},
-		}},
-	}, nil
-}
-
-// testBinaries maps each key to the path of the test binary it names.
-func testBinaries(names map[string]string) (map[string]string, error) {
-	paths := map[string]string{}
-	for key, name := range names {
-		var err error
-		if paths[key], err = testenv.Binary(name); err != nil {
-			return nil, err
-		}
-	}
-	return paths, nil
-}
+var frrImage = noderunner.Image{System: true, Commands: map[string][]string{
+	"/bin/sh -c /sbin/tini -- /usr/lib/frr/docker-start": {"/bin/sh", "-c",
+		"/usr/lib/frr/watchfrr.sh start all; /usr/lib/frr/frrinit.sh start || exit 1; " +
+			"trap '/usr/lib/frr/frrinit.sh stop; exit 0' TERM; sleep infinity & wait $!"},
+}}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
@@ -22,6 +23,30 @@ func TestReleaseTagsFRRK8sLikeMetalLB(t *testing.T) {
 			"FRRK8S_IMAGE=quay.io/metallb/frr-k8s:" + tc.frrK8s}
 		if !slices.Equal(env, want) {
 			t.Errorf("Release(%q):\n got %q\nwant %q", tc.tag, env, want)
+		}
+	}
+}
+
+// The nodes pull every image the releases' environments name, the previous
+// release's frr-k8s and FRR included, and nothing else: another registry,
+// organisation or tag fails to pull.
+func TestRegistryHoldsWhatTheReleasesName(t *testing.T) {
+	images, err := registry(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tag := range []string{release.MetalLB, nextTag, release.PreviousMetalLB} {
+		for _, kv := range Release("4.22.0", tag)[1:] {
+			_, ref, _ := strings.Cut(kv, "=")
+			if _, ok := images[ref]; !ok {
+				t.Errorf("%s names %s, which the nodes cannot pull", tag, ref)
+			}
+		}
+	}
+	for _, ref := range []string{"registry.example.com/metallb/speaker:" + release.MetalLB, "quay.io/other/speaker:" + release.MetalLB,
+		"quay.io/metallb/speaker:v0.0.1", "quay.io/metallb/speaker:latest"} {
+		if _, err := pullFrom(images)(ref); err == nil || !strings.Contains(err.Error(), "not found") {
+			t.Errorf("%s: %v, want not found", ref, err)
 		}
 	}
 }

@@ -1,12 +1,15 @@
 package noderunner
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -14,40 +17,143 @@ import (
 
 // cgroups hold each container's processes in a cgroup (v2) of its own, as a
 // container runtime does: when the container's main process ends, whatever
-// it started (FRR's daemons detach from it) is killed with it.
-type cgroups struct{ root string }
+// it started (FRR's daemons detach from it) is killed with it. A container
+// with a memory limit has it applied by the memory controller, in the same
+// cgroup where the unified hierarchy has that controller, and in a cgroup of
+// the v1 memory hierarchy where it does not (a hybrid system's).
+type cgroups struct {
+	root string // the runner's cgroup in the unified hierarchy
+	// memory is the runner's cgroup in the hierarchy that has the memory
+	// controller ("" where none has it), memoryV1 tells which.
+	memory   string
+	memoryV1 bool
+}
 
 // cgroupMounts are where a cgroup v2 hierarchy may be mounted: a hybrid
 // system's unified folder, or the root of a unified one.
 var cgroupMounts = []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup"}
 
+// memoryV1Mount is where a hybrid system mounts the v1 memory hierarchy.
+const memoryV1Mount = "/sys/fs/cgroup/memory"
+
+// runners counts the runners this process made, which each have cgroups of
+// their own.
+var runners atomic.Int32
+
 func newCgroups() (*cgroups, error) {
+	name := fmt.Sprintf("noderunner-%d-%d", os.Getpid(), runners.Add(1))
 	for _, m := range cgroupMounts {
 		var st unix.Statfs_t
 		if unix.Statfs(m, &st) != nil || st.Type != unix.CGROUP2_SUPER_MAGIC {
 			continue
 		}
-		root := filepath.Join(m, fmt.Sprintf("noderunner-%d", os.Getpid()))
+		root := filepath.Join(m, name)
 		if err := os.Mkdir(root, 0o755); err != nil {
 			return nil, fmt.Errorf("creating the runner's cgroup: %w", err)
 		}
-		return &cgroups{root: root}, nil
+		g := &cgroups{root: root}
+		g.findMemory(m, name)
+		return g, nil
 	}
 	return nil, fmt.Errorf("no cgroup v2 hierarchy at %s: the node runner kills containers by cgroup", strings.Join(cgroupMounts, " or "))
 }
 
-// create makes a container's cgroup and opens it, for the container's process
-// to start in (SysProcAttr.CgroupFD).
-func (g *cgroups) create(name string) (*os.File, error) {
-	dir := filepath.Join(g.root, name)
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return nil, err
+// findMemory finds where memory limits go: the unified hierarchy when it has
+// the memory controller and lets the runner's cgroup hand it down, else a
+// cgroup of the runner's in the v1 memory hierarchy, beside this process's.
+func (g *cgroups) findMemory(unified, name string) {
+	controllers, _ := os.ReadFile(filepath.Join(unified, "cgroup.controllers"))
+	if slices.Contains(strings.Fields(string(controllers)), "memory") &&
+		os.WriteFile(filepath.Join(g.root, "cgroup.subtree_control"), []byte("+memory"), 0o644) == nil {
+		g.memory = g.root
+		return
 	}
-	return os.Open(dir)
+	own, err := memoryV1Cgroup()
+	if err != nil {
+		return
+	}
+	dir := filepath.Join(memoryV1Mount, own, name)
+	if os.Mkdir(dir, 0o755) == nil {
+		g.memory, g.memoryV1 = dir, true
+	}
+}
+
+// memoryV1Cgroup is this process's cgroup in the v1 memory hierarchy.
+func memoryV1Cgroup() (string, error) {
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	lines := bufio.NewScanner(f)
+	for lines.Scan() {
+		fields := strings.SplitN(lines.Text(), ":", 3)
+		if len(fields) == 3 && slices.Contains(strings.Split(fields[1], ","), "memory") {
+			return fields[2], nil
+		}
+	}
+	return "", fmt.Errorf("no v1 memory cgroup")
+}
+
+// create makes a container's cgroup and opens it, for the container's process
+// to start in (SysProcAttr.CgroupFD). With a memory limit (bytes, 0 for none)
+// it also returns the v1 memory cgroup the process must join ("" where the
+// limit is on the cgroup itself). As a kubelet does on cgroup v2, an OOM kill
+// there takes every process of the container.
+func (g *cgroups) create(name string, limit int64) (dir *os.File, memoryV1 string, err error) {
+	path := filepath.Join(g.root, name)
+	if err := os.Mkdir(path, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, "", err
+	}
+	if limit > 0 {
+		if memoryV1, err = g.limitMemory(name, limit); err != nil {
+			return nil, "", err
+		}
+	}
+	dir, err = os.Open(path)
+	return dir, memoryV1, err
+}
+
+func (g *cgroups) limitMemory(name string, limit int64) (string, error) {
+	if g.memory == "" {
+		return "", fmt.Errorf("a memory limit needs the memory cgroup controller, which neither the unified hierarchy nor %s offers the node runner", memoryV1Mount)
+	}
+	bytes := []byte(strconv.FormatInt(limit, 10))
+	if !g.memoryV1 {
+		dir := filepath.Join(g.root, name)
+		if err := os.WriteFile(filepath.Join(dir, "memory.max"), bytes, 0o644); err != nil {
+			return "", err
+		}
+		return "", os.WriteFile(filepath.Join(dir, "memory.oom.group"), []byte("1"), 0o644)
+	}
+	dir := filepath.Join(g.memory, name)
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", err
+	}
+	return dir, os.WriteFile(filepath.Join(dir, "memory.limit_in_bytes"), bytes, 0o644)
+}
+
+// oomKills counts the OOM kills in a container's cgroup since it was made.
+func (g *cgroups) oomKills(name string) int {
+	file := filepath.Join(g.root, name, "memory.events")
+	if g.memoryV1 {
+		file = filepath.Join(g.memory, name, "memory.oom_control")
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
 }
 
 // kill kills every process left in a container's cgroup, waits until they are
-// gone, and removes the cgroup.
+// gone, and removes the cgroup (and its v1 memory cgroup).
 func (g *cgroups) kill(name string) error {
 	dir := filepath.Join(g.root, name)
 	if err := os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0o644); err != nil {
@@ -57,17 +163,28 @@ func (g *cgroups) kill(name string) error {
 	for {
 		err := os.Remove(dir) // refused while the cgroup has processes
 		if err == nil || errors.Is(err, os.ErrNotExist) {
-			return nil
+			break
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("cgroup %s: processes left after kill: %w", name, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	if g.memoryV1 {
+		if err := os.Remove(filepath.Join(g.memory, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
-// remove removes the runner's cgroup, once every container's is gone.
-func (g *cgroups) remove() { _ = os.Remove(g.root) }
+// remove removes the runner's cgroups, once every container's is gone.
+func (g *cgroups) remove() {
+	_ = os.Remove(g.root)
+	if g.memoryV1 {
+		_ = os.Remove(g.memory)
+	}
+}
 
 // renice sets the nice value of every thread in a container's cgroup; the
 // threads they start inherit it.

@@ -24,9 +24,9 @@ func TestProcessesOfContainers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.remove()
+	t.Cleanup(g.remove) // last: after the containers' cgroups, which the cleanups below remove
 	start := func(name string, args ...string) {
-		cg, err := g.create(name)
+		cg, _, err := g.create(name, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -31,31 +32,64 @@ func containerEnv(ctx context.Context, c kubernetes.Interface, pod *corev1.Pod, 
 		return nil, fmt.Errorf("container %s: envFrom is not supported by the node runner", ctr.Name)
 	}
 	for _, e := range ctr.Env {
-		value := e.Value
-		if from := e.ValueFrom; from != nil {
-			switch {
-			case from.FieldRef != nil:
-				value, err = fieldValue(pod, hostIP, from.FieldRef.FieldPath)
-			case from.SecretKeyRef != nil:
-				var s *corev1.Secret
-				if s, err = c.CoreV1().Secrets(pod.Namespace).Get(ctx, from.SecretKeyRef.Name, metav1.GetOptions{}); err == nil {
-					value = string(s.Data[from.SecretKeyRef.Key])
-				}
-			case from.ConfigMapKeyRef != nil:
-				var cm *corev1.ConfigMap
-				if cm, err = c.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, from.ConfigMapKeyRef.Name, metav1.GetOptions{}); err == nil {
-					value = cm.Data[from.ConfigMapKeyRef.Key]
-				}
-			default:
-				err = fmt.Errorf("env %s: only fieldRef, secretKeyRef and configMapKeyRef are supported by the node runner", e.Name)
-			}
-			if err != nil {
-				return nil, err
-			}
+		value, set, err := envValue(ctx, c, pod, hostIP, e)
+		if err != nil {
+			return nil, err
 		}
-		env = append(env, e.Name+"="+value)
+		if set {
+			env = append(env, e.Name+"="+value)
+		}
 	}
 	return env, nil
+}
+
+// envValue is a variable's value as the kubelet resolves it; a key or
+// object that is missing is an error with the kubelet's words unless the
+// reference is optional, and then the variable is not set.
+func envValue(ctx context.Context, c kubernetes.Interface, pod *corev1.Pod, hostIP string, e corev1.EnvVar) (string, bool, error) {
+	from := e.ValueFrom
+	switch {
+	case from == nil:
+		return e.Value, true, nil
+	case from.FieldRef != nil:
+		v, err := fieldValue(pod, hostIP, from.FieldRef.FieldPath)
+		return v, true, err
+	case from.SecretKeyRef != nil:
+		ref := from.SecretKeyRef
+		s, err := c.CoreV1().Secrets(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		if err != nil {
+			return "", false, optionalMissing(err, ref.Optional)
+		}
+		v, ok := s.Data[ref.Key]
+		return string(v), ok, missingKey(ok, ref.Optional, "couldn't find key %v in Secret %v/%v", ref.Key, pod.Namespace, ref.Name)
+	case from.ConfigMapKeyRef != nil:
+		ref := from.ConfigMapKeyRef
+		cm, err := c.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		if err != nil {
+			return "", false, optionalMissing(err, ref.Optional)
+		}
+		v, ok := cm.Data[ref.Key]
+		return v, ok, missingKey(ok, ref.Optional, "couldn't find key %v in ConfigMap %v/%v", ref.Key, pod.Namespace, ref.Name)
+	}
+	return "", false, fmt.Errorf("env %s: only fieldRef, secretKeyRef and configMapKeyRef are supported by the node runner", e.Name)
+}
+
+// optionalMissing is err, unless it says the object is missing and the
+// reference is optional.
+func optionalMissing(err error, optional *bool) error {
+	if apierrors.IsNotFound(err) && ptrOr(optional, false) {
+		return nil
+	}
+	return err
+}
+
+// missingKey is the kubelet's error for a key that is not there, unless the
+// reference is optional.
+func missingKey(found bool, optional *bool, format string, args ...any) error {
+	if found || ptrOr(optional, false) {
+		return nil
+	}
+	return fmt.Errorf(format, args...)
 }
 
 // fieldValue is a downward API field of the pod; the pod's address is its

@@ -2,7 +2,6 @@ package noderunner
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,25 +11,28 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/util/flowcontrol"
 )
 
 const (
 	fieldManager = "noderunner"
-	// tick paces probes, restarts and the refresh of Secret and ConfigMap volumes.
-	tick        = 250 * time.Millisecond
-	volumeSync  = 2 * time.Second
-	backoffBase = 10 * time.Second
-	backoffMax  = 5 * time.Minute
+	// tick paces the pod's sync: restarts, probes, the kill of a process
+	// whose grace is over.
+	tick = 250 * time.Millisecond
+	// volumeSync paces the refresh of Secret and ConfigMap volumes, and the
+	// mounts tried again.
+	volumeSync = 2 * time.Second
 	// minGrace is a kubelet's least grace for a pod that went from the API
 	// server without one.
 	minGrace = 2 * time.Second
+	// defaultGrace is the grace of a pod that names none (the API's default).
+	defaultGrace = 30 * time.Second
 )
 
 // podRun is one Pod on its node: its network, volumes and containers.
 type podRun struct {
 	r      *Runner
-	pod    *corev1.Pod // as first seen, with the status this runner gives it
+	pod    *corev1.Pod // as first seen
 	node   string
 	host   *Host // the pod's network namespace: its node's, or its own
 	ownNet bool
@@ -39,22 +41,34 @@ type podRun struct {
 	updates chan *corev1.Pod // the latest Pod, when it changed
 	gone    chan struct{}    // closed when the Pod left the API server
 	exits   chan *container
+	probed  chan probeResult
 	done    chan struct{} // closed when the pod's life is over
 
-	containers []*container
-	started    metav1.Time
-	ready      bool
-	readySince metav1.Time
-	volumes    map[string]string // volume name → folder
+	inits, containers []*container
+	crashes, pulls    *flowcontrol.Backoff // the kubelet's back-offs, by container and by image
+	started           metav1.Time
+	volumes           map[string]string // volume name → folder
+	mounted           bool
+	mountError        string    // the last mount failure told
+	lastSync          time.Time // when the volumes were last mounted or refreshed
+	status            podStatus
 }
 
 func newPodRun(r *Runner, pod *corev1.Pod) *podRun {
-	return &podRun{
+	p := &podRun{
 		r: r, pod: pod.DeepCopy(), node: pod.Spec.NodeName,
 		dir:     filepath.Join(r.opts.Dir, string(pod.UID)),
-		updates: make(chan *corev1.Pod, 1), gone: make(chan struct{}), exits: make(chan *container), done: make(chan struct{}),
-		volumes: map[string]string{},
+		updates: make(chan *corev1.Pod, 1), gone: make(chan struct{}), exits: make(chan *container),
+		probed: make(chan probeResult), done: make(chan struct{}),
+		crashes: newBackoff(), pulls: newBackoff(), volumes: map[string]string{},
 	}
+	for _, spec := range pod.Spec.InitContainers {
+		p.inits = append(p.inits, newContainer(spec, true))
+	}
+	for _, spec := range pod.Spec.Containers {
+		p.containers = append(p.containers, newContainer(spec, false))
+	}
+	return p
 }
 
 // changed hands the pod's goroutine the latest Pod; called with the runner locked.
@@ -75,9 +89,14 @@ func (p *podRun) deleted() {
 	}
 }
 
+// all is every container of the pod, init containers first.
+func (p *podRun) all() []*container {
+	return append(append([]*container{}, p.inits...), p.containers...)
+}
+
 // signal sends sig to every running container; called with the runner locked.
 func (p *podRun) signal(sig syscall.Signal) {
-	for _, c := range p.containers {
+	for _, c := range p.all() {
 		c.signal(sig)
 	}
 }
@@ -94,18 +113,14 @@ func (p *podRun) run() {
 		p.confirmDeletion(ctx)
 		return
 	}
-	if err := p.setUp(ctx); err != nil {
+	if err := p.setUp(); err != nil {
 		p.logf("cannot start: %v", err)
 		p.waitForDeletion(ctx)
 		return
 	}
-	for _, c := range p.containers {
-		p.start(c)
-	}
-	p.report(ctx)
+	p.sync(ctx, time.Now())
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
-	lastSync := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -120,30 +135,22 @@ func (p *podRun) run() {
 				return
 			}
 		case c := <-p.exits:
-			p.exited(c)
+			p.exited(ctx, c, time.Now())
+			p.report(ctx)
+		case r := <-p.probed:
+			p.takeProbe(r, time.Now())
 			p.report(ctx)
 		case now := <-ticker.C:
-			if p.r.nodeStopped(p.node) {
-				continue
-			}
-			changed := false
-			for _, c := range p.containers {
-				changed = c.step(p, now) || changed
-			}
-			if now.Sub(lastSync) >= volumeSync {
-				lastSync = now
-				p.syncVolumes(ctx, false)
-			}
-			if changed {
-				p.report(ctx)
+			if !p.r.nodeStopped(p.node) {
+				p.sync(ctx, now)
 			}
 		}
 	}
 }
 
-// setUp gives the pod its network and volumes, as a kubelet does before it
-// starts containers.
-func (p *podRun) setUp(ctx context.Context) error {
+// setUp gives the pod its network and its volumes' folders, as a kubelet
+// does before it mounts them and starts containers.
+func (p *podRun) setUp() error {
 	if p.pod.Spec.HostNetwork {
 		p.host = p.r.opts.Network.Node(p.node)
 	} else {
@@ -169,72 +176,62 @@ func (p *podRun) setUp(ctx context.Context) error {
 		}
 		p.volumes[v.Name] = dir
 	}
-	if err := p.waitVolumes(ctx); err != nil {
-		return err
-	}
-	if err := p.runInit(ctx); err != nil {
-		return err
-	}
-	for _, spec := range p.pod.Spec.Containers {
-		c, err := p.newContainer(ctx, spec)
-		if err != nil {
-			return err
-		}
-		p.containers = append(p.containers, c)
-	}
 	p.started = metav1.Now()
 	return nil
 }
 
-// waitVolumes writes the volumes once the Secrets and ConfigMaps they show
-// exist, as a kubelet keeps trying to mount one that does not, the pod
-// waiting (MetalLB's controller creates the memberlist Secret its speakers
-// mount). It gives up when the pod goes or is being deleted.
-func (p *podRun) waitVolumes(ctx context.Context) error {
-	var missing string
-	for {
-		err := p.syncVolumes(ctx, true)
-		if !apierrors.IsNotFound(err) {
-			return err
+// sync is one pass of the kubelet over the pod: the volumes mounted (tried
+// again until they are; MetalLB's controller creates the memberlist Secret
+// its speakers mount) and refreshed; the init containers run to completion,
+// one at a time, then the containers started, restarted and probed.
+func (p *podRun) sync(ctx context.Context, now time.Time) {
+	defer p.report(ctx)
+	if now.Sub(p.lastSync) >= volumeSync {
+		p.lastSync = now
+		p.mount(ctx)
+	}
+	if !p.mounted {
+		return
+	}
+	for _, c := range p.inits {
+		if c.completed == nil {
+			p.step(ctx, c, now)
+			return
 		}
-		if err.Error() != missing {
-			missing = err.Error()
-			p.logf("waiting: %v", err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-p.gone:
-			return fmt.Errorf("deleted while waiting: %v", err)
-		case pod := <-p.updates:
-			if pod.DeletionTimestamp != nil {
-				select { // back for waitForDeletion; a newer one there says as much
-				case p.updates <- pod:
-				default:
-				}
-				return fmt.Errorf("being deleted while waiting: %v", err)
-			}
-		case <-time.After(volumeSync):
-		}
+	}
+	for _, c := range p.containers {
+		p.step(ctx, c, now)
 	}
 }
 
-// syncVolumes writes the volumes' contents; after the first time only Secrets
-// and ConfigMaps are read again (tokens last longer than any test).
+// mount writes the volumes' contents; once they are mounted only Secrets and
+// ConfigMaps are read again (tokens last longer than any test). A mount that
+// fails is told once per failure, as the kubelet's FailedMount Event.
+func (p *podRun) mount(ctx context.Context) {
+	err := p.syncVolumes(ctx, !p.mounted)
+	switch {
+	case err == nil:
+		p.mounted, p.mountError = true, ""
+	case !p.mounted && err.Error() != p.mountError:
+		p.mountError = err.Error()
+		p.logf("waiting: %v", err)
+		p.warn(ctx, "FailedMount", err.Error())
+	}
+}
+
+// syncVolumes writes every volume's contents, or Secrets' and ConfigMaps'
+// alone after the first time.
 func (p *podRun) syncVolumes(ctx context.Context, first bool) error {
 	for _, v := range p.pod.Spec.Volumes {
 		if !first && v.Secret == nil && v.ConfigMap == nil {
 			continue
 		}
 		files, err := volumeContents(ctx, p.r.opts.Client, p.pod, p.nodeIP(), v)
-		if err != nil {
-			if first {
-				return err
-			}
-			continue
+		if err == nil {
+			err = writeVolume(p.volumes[v.Name], files)
 		}
-		if err := writeVolume(p.volumes[v.Name], files); err != nil {
-			return err
+		if err != nil {
+			return fmt.Errorf("MountVolume.SetUp failed for volume %q : %v", v.Name, err)
 		}
 	}
 	return nil
@@ -242,35 +239,58 @@ func (p *podRun) syncVolumes(ctx context.Context, first bool) error {
 
 func (p *podRun) nodeIP() string { return p.r.opts.Network.Node(p.node).IP.String() }
 
-// start runs a container's process; its end is announced on exits.
-func (p *podRun) start(c *container) {
-	if err := c.start(p); err != nil {
-		p.logf("container %s: %v", c.spec.Name, err)
-		c.lastErr = err.Error()
-		c.restartAt = time.Now().Add(backoffBase)
+// step moves a container on: one whose time has come is created or
+// restarted, one being stopped is killed once its grace is over, and a
+// running one is probed.
+func (p *podRun) step(ctx context.Context, c *container, now time.Time) {
+	if c.running() {
+		if !c.killAt.IsZero() && !now.Before(c.killAt) {
+			c.signal(syscall.SIGKILL)
+		}
+		p.runProbes(c, now)
 		return
 	}
-	p.logf("started %s (%s) as pid %d", c.spec.Name, c.spec.Image, c.cmd.Process.Pid)
-	go func(waited <-chan struct{}) {
+	if c.heldByNode { // its node is back, as after a reboot: a new kubelet, which knows no back-off
+		c.heldByNode, c.next = false, now
+		p.crashes.Reset(c.spec.Name)
+	}
+	if !now.Before(c.next) {
+		p.attempt(ctx, c, now)
+	}
+}
+
+// announceExit hands the container to the pod's goroutine once its process
+// is reaped.
+func (p *podRun) announceExit(c *container, waited <-chan struct{}) {
+	go func() {
 		<-waited
 		select {
 		case p.exits <- c:
 		case <-p.done:
 		}
-	}(c.waited)
+	}()
 }
 
-// exited records a container that ended by itself and plans its restart.
-func (p *podRun) exited(c *container) {
+// exited records how a container's process ended; an init container that
+// succeeded is done, any other is restarted as the kubelet restarts it.
+func (p *podRun) exited(ctx context.Context, c *container, now time.Time) {
 	if !c.running() {
 		return // already stopped by terminate
 	}
-	code := c.stop()
-	if p.r.nodeStopped(p.node) {
+	t := c.reap()
+	if c.init && t.exitCode == 0 {
+		c.completed = &t
+		p.logf("init container %s completed", c.spec.Name)
+		p.sync(ctx, now)
 		return
 	}
-	c.restartAt = time.Now().Add(min(backoffBase<<min(c.restarts, 10), backoffMax))
-	p.logf("container %s exited with %d; restart in %s", c.spec.Name, code, time.Until(c.restartAt).Round(time.Second))
+	c.last = &t
+	if p.r.nodeStopped(p.node) {
+		c.heldByNode = true
+		return
+	}
+	p.logf("container %s exited with %d (%s)", c.spec.Name, t.exitCode, t.reason)
+	p.attempt(ctx, c, now)
 }
 
 // terminateDeleted stops a deleted pod as a kubelet does: SIGTERM, the grace
@@ -294,7 +314,7 @@ func (p *podRun) terminate(grace time.Duration) {
 	p.signal(syscall.SIGTERM)
 	p.r.mu.Unlock()
 	deadline := time.After(grace)
-	for _, c := range p.containers {
+	for _, c := range p.all() {
 		if !c.running() {
 			continue
 		}
@@ -306,7 +326,7 @@ func (p *podRun) terminate(grace time.Duration) {
 			p.r.mu.Unlock()
 			<-c.waited
 		}
-		c.stop()
+		c.reap()
 	}
 	p.logf("stopped")
 }
@@ -339,10 +359,14 @@ func (p *podRun) waitForDeletion(ctx context.Context) {
 				return
 			}
 		case c := <-p.exits:
-			p.exited(c)
+			if c.running() {
+				c.last, c.heldByNode = ptrTo(c.reap()), true
+			}
 		}
 	}
 }
+
+func ptrTo[T any](v T) *T { return &v }
 
 func (p *podRun) cleanup() {
 	close(p.done)
@@ -352,48 +376,20 @@ func (p *podRun) cleanup() {
 	_ = os.RemoveAll(p.dir)
 }
 
-// report writes the Pod's status as a kubelet does; a stopped node reports nothing.
+// report writes the Pod's status as a kubelet does, when it changed; a
+// stopped node reports nothing.
 func (p *podRun) report(ctx context.Context) {
 	if p.r.nodeStopped(p.node) {
 		return
 	}
-	ready := len(p.containers) > 0
-	var statuses []*corev1ac.ContainerStatusApplyConfiguration
-	for _, c := range p.containers {
-		ready = ready && c.ready
-		statuses = append(statuses, c.status())
+	apply, changed := p.status.update(p, time.Now())
+	if !changed {
+		return
 	}
-	if ready != p.ready || p.readySince.IsZero() {
-		p.ready, p.readySince = ready, metav1.Now()
-	}
-	condition := func(t corev1.PodConditionType, ok bool, since metav1.Time) *corev1ac.PodConditionApplyConfiguration {
-		s := corev1.ConditionFalse
-		if ok {
-			s = corev1.ConditionTrue
+	if _, err := p.r.opts.Client.CoreV1().Pods(p.pod.Namespace).ApplyStatus(ctx, apply, metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
+		p.status.written = nil // written again on the next pass
+		if ctx.Err() == nil && !apierrors.IsNotFound(err) {
+			p.logf("writing the status: %v", err)
 		}
-		return corev1ac.PodCondition().WithType(t).WithStatus(s).WithLastTransitionTime(since)
 	}
-	podIP, hostIP := p.host.IP.String(), p.nodeIP()
-	status := corev1ac.PodStatus().WithPhase(corev1.PodRunning).
-		WithHostIP(hostIP).WithHostIPs(corev1ac.HostIP().WithIP(hostIP)).
-		WithPodIP(podIP).WithPodIPs(corev1ac.PodIP().WithIP(podIP)).
-		WithStartTime(p.started).
-		WithConditions(condition(corev1.PodInitialized, true, p.started),
-			condition(corev1.ContainersReady, ready, p.readySince),
-			condition(corev1.PodReady, ready, p.readySince)).
-		WithContainerStatuses(statuses...)
-	apply := corev1ac.Pod(p.pod.Name, p.pod.Namespace).WithStatus(status)
-	if _, err := p.r.opts.Client.CoreV1().Pods(p.pod.Namespace).ApplyStatus(ctx, apply, metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil && ctx.Err() == nil && !apierrors.IsNotFound(err) {
-		p.logf("writing the status: %v", err)
-	}
-}
-
-// writeSpec writes a container's sandbox spec where its process can read it.
-func (p *podRun) writeSpec(name string, s sandboxSpec) (string, error) {
-	data, err := json.Marshal(s)
-	if err != nil {
-		return "", err
-	}
-	file := filepath.Join(p.dir, name+".sandbox.json")
-	return file, os.WriteFile(file, data, 0o600)
 }

@@ -26,14 +26,10 @@ type Options struct {
 	// Namespace and Selector choose the Pods it runs; kwok must leave them alone
 	// (testenv.Options.KwokIgnoresPods).
 	Namespace, Selector string
-	// Binaries maps an image's name and tag ("speaker:<tag>" for
-	// quay.io/metallb/speaker:<tag>), or its name alone ("speaker", for any
-	// tag the map does not name), to the binary that runs for it. The binary
-	// appears in the container at /<name>, as in MetalLB's images.
-	Binaries map[string]string
-	// Images are images of several files, or of the node's own programs, by
-	// name (see Image); a container of one runs its command.
-	Images map[string]Image
+	// Pull is the nodes' registry: it finds an image by its whole reference
+	// (docker.io/library/x:latest for x); an error fails the pull, as for an
+	// image no registry has.
+	Pull func(reference string) (Image, error)
 	// Dir holds the pods' volumes, roots and container logs.
 	Dir string
 	// Logf, if set, hears about containers starting and stopping.
@@ -94,7 +90,7 @@ func (r *Runner) Close() {
 
 // StopNode makes a node's kubelet go away, as when the node fails (SIGKILL) or
 // shuts down (SIGTERM): its containers get the signal and nothing on the node
-// is restarted or reported again.
+// is restarted or reported again, until StartNode.
 func (r *Runner) StopNode(node string, sig syscall.Signal) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -106,9 +102,37 @@ func (r *Runner) StopNode(node string, sig syscall.Signal) {
 	}
 }
 
+// StartNode brings a stopped node's kubelet back, as after the node
+// rebooted: it runs its pods' containers again (their restart counts go up)
+// and reports their status.
+func (r *Runner) StartNode(node string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.stopped, node)
+}
+
+// Capabilities reads the effective capabilities of a pod's container's
+// process, as its node applied them; false when it runs no such container.
+func (r *Runner) Capabilities(pod, container string) ([]string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.podNamed(pod)
+	if p == nil {
+		return nil, false
+	}
+	for _, c := range p.containers {
+		if pid := c.pid(); c.spec.Name == container && pid != 0 {
+			effective, _, err := processCapabilities(pid)
+			return effective, err == nil
+		}
+	}
+	return nil, false
+}
+
 // SignalPod sends sig to a pod's running containers, as when one crashes
 // (SIGKILL) or is stopped (SIGTERM), its node staying up: the containers are
-// restarted after their back-off, or go when the pod is deleted.
+// restarted as a kubelet restarts them (at once the first time), or go when
+// the pod is deleted.
 func (r *Runner) SignalPod(name string, sig syscall.Signal) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -129,7 +153,7 @@ func (r *Runner) Renice(name string, nice int) error {
 	if p == nil {
 		return fmt.Errorf("the node runner runs no pod %s", name)
 	}
-	for _, c := range p.containers {
+	for _, c := range p.all() {
 		if c.running() {
 			if err := r.cgroups.renice(c.cgroup(p), nice); err != nil {
 				return fmt.Errorf("pod %s container %s: %w", name, c.spec.Name, err)
@@ -222,34 +246,4 @@ func (r *Runner) podDeleted(obj any) {
 	if p := r.pods[pod.UID]; p != nil {
 		p.deleted()
 	}
-}
-
-// binary finds the binary of an image and its path in the container; an image
-// of Images has none of its own ("").
-func (r *Runner) binary(image string) (hostPath, inContainer string, err error) {
-	name, tag := imageNameAndTag(image)
-	if _, ok := r.opts.Images[name]; ok {
-		return "", "", nil
-	}
-	if hostPath, ok := r.opts.Binaries[name+":"+tag]; ok && tag != "" {
-		return hostPath, "/" + name, nil
-	}
-	hostPath, ok := r.opts.Binaries[name]
-	if !ok {
-		return "", "", fmt.Errorf("image %s: no local binary for %q", image, name)
-	}
-	return hostPath, "/" + name, nil
-}
-
-// imageNameAndTag returns the last part of an image's repository and its tag
-// ("" when it has none); a digest is ignored.
-func imageNameAndTag(image string) (name, tag string) {
-	name = image
-	if i := strings.LastIndex(name, "@"); i >= 0 {
-		name = name[:i]
-	}
-	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
-		name, tag = name[:i], name[i+1:]
-	}
-	return path.Base(name), tag
 }

@@ -1,35 +1,65 @@
 package noderunner
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
-	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
+	corev1 "k8s.io/api/core/v1"
 )
 
-func TestBinaryOfAnImage(t *testing.T) {
-	current, previous := release.MetalLB, release.PreviousMetalLB
-	r := &Runner{opts: Options{Binaries: map[string]string{
-		"speaker":                "/bin/speaker-current",
-		"speaker:" + previous:    "/bin/speaker-previous",
-		"controller:" + previous: "/bin/controller-previous",
+// An image is found by its whole reference, completed as a runtime completes
+// it; another registry, organisation or tag of a known image fails to pull.
+func TestPullByWholeReference(t *testing.T) {
+	known := map[string]Image{
+		"quay.io/metallb/speaker:v0.16.1":  {Entrypoint: []string{"/speaker"}},
+		"docker.io/library/busybox:latest": {Entrypoint: []string{"/bin/sh"}},
+	}
+	r := &Runner{opts: Options{Pull: func(ref string) (Image, error) {
+		if im, ok := known[ref]; ok {
+			return im, nil
+		}
+		return Image{}, errors.New("not found")
 	}}}
-	for _, tc := range []struct{ image, want, inContainer string }{
-		{"quay.io/metallb/speaker:" + current, "/bin/speaker-current", "/speaker"},
-		{"quay.io/metallb/speaker:" + previous, "/bin/speaker-previous", "/speaker"},
-		{"quay.io/metallb/speaker", "/bin/speaker-current", "/speaker"},
-		{"quay.io/metallb/speaker:" + previous + "@sha256:0123", "/bin/speaker-previous", "/speaker"},
-		{"registry:5000/metallb/speaker", "/bin/speaker-current", "/speaker"},
-		{"quay.io/metallb/controller:" + previous, "/bin/controller-previous", "/controller"},
+	for _, tc := range []struct{ image, reason, entrypoint string }{
+		{image: "quay.io/metallb/speaker:v0.16.1", entrypoint: "/speaker"},
+		{image: "busybox", entrypoint: "/bin/sh"},
+		{image: "docker.io/busybox:latest", entrypoint: "/bin/sh"},
+		{image: "registry.example.com/metallb/speaker:v0.16.1", reason: "ErrImagePull"},
+		{image: "quay.io/other/speaker:v0.16.1", reason: "ErrImagePull"},
+		{image: "quay.io/metallb/speaker:v0.16.0", reason: "ErrImagePull"},
+		{image: "quay.io/metallb/speaker", reason: "ErrImagePull"},
+		{image: "Quay.io/METALLB/speaker:v0.16.1", reason: "InvalidImageName"},
 	} {
-		got, inContainer, err := r.binary(tc.image)
-		if err != nil || got != tc.want || inContainer != tc.inContainer {
-			t.Errorf("%s: %s at %s (%v), want %s at %s", tc.image, got, inContainer, err, tc.want, tc.inContainer)
+		im, err := r.pull(containerOf(tc.image))
+		var pe *pullError
+		switch {
+		case tc.reason == "" && (err != nil || !slices.Equal(im.Entrypoint, []string{tc.entrypoint})):
+			t.Errorf("%s: %v, %v; want the image of %s", tc.image, im, err, tc.entrypoint)
+		case tc.reason != "" && (!errors.As(err, &pe) || pe.reason != tc.reason):
+			t.Errorf("%s: %v; want %s", tc.image, err, tc.reason)
 		}
 	}
-	// A tag the map does not name, of an image it has no default for.
-	if got, _, err := r.binary("quay.io/metallb/controller:" + current); err == nil {
-		t.Errorf("controller:%s ran %s, want an error: only %s has a binary", current, got, previous)
+}
+
+// A container runs its command, or the image's entry point when it names
+// none, then its arguments; a command the image replaces runs the
+// replacement.
+func TestArgvAsARuntime(t *testing.T) {
+	im := Image{Entrypoint: []string{"/speaker"}, Commands: map[string][]string{"/bin/sh -c start": {"/start.sh"}}}
+	for _, tc := range []struct {
+		command, args, want []string
+	}{
+		{nil, []string{"--port=7472"}, []string{"/speaker", "--port=7472"}},
+		{[]string{"/controller"}, []string{"--port=7472"}, []string{"/controller", "--port=7472"}},
+		{[]string{"/bin/sh", "-c"}, []string{"start"}, []string{"/start.sh"}},
+	} {
+		if got, err := im.argv(tc.command, tc.args); err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("command %q args %q: %q, %v; want %q", tc.command, tc.args, got, err, tc.want)
+		}
+	}
+	if got, err := (Image{}).argv(nil, nil); err == nil {
+		t.Errorf("no command and no entry point ran %q; want the runtime's error", got)
 	}
 }
 
@@ -41,3 +71,5 @@ func TestExpandAsAKubelet(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func containerOf(image string) corev1.Container { return corev1.Container{Name: "c", Image: image} }

@@ -83,7 +83,7 @@ func secretFiles(ctx context.Context, c kubernetes.Interface, ns, name string, i
 	if err != nil {
 		return nil, fmt.Errorf("secret %s: %w", name, err)
 	}
-	return keyFiles(s.Data, items, m), nil
+	return keyFiles(s.Data, items, optional, m, "references non-existent secret key: %s")
 }
 
 func configMapFiles(ctx context.Context, c kubernetes.Interface, ns, name string, items []corev1.KeyToPath, optional *bool, m os.FileMode) ([]volumeFile, error) {
@@ -101,24 +101,30 @@ func configMapFiles(ctx context.Context, c kubernetes.Interface, ns, name string
 	for k, v := range cm.BinaryData {
 		data[k] = v
 	}
-	return keyFiles(data, items, m), nil
+	return keyFiles(data, items, optional, m, "configmap references non-existent config key: %s")
 }
 
-// keyFiles makes a file per key, or per listed item when items are given.
-func keyFiles(data map[string][]byte, items []corev1.KeyToPath, m os.FileMode) []volumeFile {
+// keyFiles makes a file per key, or per listed item when items are given. A
+// listed key that is missing fails the mount, with the kubelet's words
+// (missing, its format), unless the volume is optional.
+func keyFiles(data map[string][]byte, items []corev1.KeyToPath, optional *bool, m os.FileMode, missing string) ([]volumeFile, error) {
 	var files []volumeFile
 	if len(items) == 0 {
 		for k, v := range data {
 			files = append(files, volumeFile{path: k, data: v, mode: m})
 		}
-		return files
+		return files, nil
 	}
 	for _, item := range items {
-		if v, ok := data[item.Key]; ok {
+		v, ok := data[item.Key]
+		if !ok && !ptrOr(optional, false) {
+			return nil, fmt.Errorf(missing, item.Key)
+		}
+		if ok {
 			files = append(files, volumeFile{path: item.Path, data: v, mode: modeOr(item.Mode, m)})
 		}
 	}
-	return files
+	return files, nil
 }
 
 // podToken asks for a token of the pod's service account, bound to the pod.
