@@ -21,13 +21,15 @@ func TestSpeakerWithoutNetRawAnswersNothing(t *testing.T) {
 	}
 	c, op := newConfiguredCluster(t)
 	op.stop(t)
-	kubectl(t, c.Env, "-n", metallbNamespace, "patch", "daemonset", "speaker", "--type=json",
-		"-p", `[{"op": "replace", "path": "/spec/template/spec/containers/0/securityContext/capabilities/add", "value": []}]`)
+	// Every speaker replaced at once: the story is about what they can do, not the rollout.
+	kubectl(t, c.Env, "-n", metallbNamespace, "patch", "daemonset", "speaker", "--type=json", "-p",
+		`[{"op": "replace", "path": "/spec/template/spec/containers/0/securityContext/capabilities/add", "value": []},
+		  {"op": "replace", "path": "/spec/updateStrategy/rollingUpdate/maxUnavailable", "value": "100%"}]`)
 	c.waitPods(t, "speakers without NET_RAW", 3*time.Minute, func(p *corev1.Pod) bool {
 		return p.Labels["component"] == "controller" || len(p.Spec.Containers[0].SecurityContext.Capabilities.Add) == 0
 	})
 	ip := c.exposeService(t)
-	node, err := c.answer(t, ip, 15*time.Second)
+	node, err := c.answer(t, ip, 10*time.Second)
 	if err == nil {
 		t.Fatalf("%s answered for %s with no speaker holding NET_RAW: the nodes do not apply capabilities", node, ip)
 	}

@@ -57,7 +57,11 @@ func (c *metallbCluster) startPrometheus(t *testing.T, token string) *prometheus
 	}
 	writeYAML(t, filepath.Join(dir, "rules.yaml"), map[string]any{"groups": groups})
 	writeYAML(t, filepath.Join(dir, "prometheus.yaml"), map[string]any{
-		"global":     map[string]any{"scrape_interval": "2s", "evaluation_interval": "1s"},
+		// Scraping frr-metrics runs vtysh against FRR's daemons; on the loaded
+		// test nodes that took over 2 s, and with a 2 s interval (the timeout
+		// follows it) the scrapes failed for minutes and the session alert,
+		// seeing no series, never fired. Prometheus's default is 10 s.
+		"global":     map[string]any{"scrape_interval": "5s", "scrape_timeout": "5s", "evaluation_interval": "1s"},
 		"rule_files": []any{filepath.Join(dir, "rules.yaml")}, "scrape_configs": jobs})
 	p := &prometheus{addr: freeAddr(t), log: filepath.Join(dir, "prometheus.log")}
 	logFile, err := os.Create(p.log)
@@ -167,29 +171,33 @@ func writeYAML(t *testing.T, path string, v any) {
 	write(t, path, string(data))
 }
 
+// scrapeTarget is one of Prometheus's active targets, as its API lists them.
+type scrapeTarget struct{ ScrapePool, ScrapeURL, Health, LastError string }
+
+// targets lists Prometheus's active targets.
+func (p *prometheus) targets(ctx context.Context) ([]scrapeTarget, error) {
+	var got struct {
+		Data struct {
+			ActiveTargets []scrapeTarget `json:"activeTargets"`
+		} `json:"data"`
+	}
+	err := p.get(ctx, "/api/v1/targets?state=active", &got)
+	return got.Data.ActiveTargets, err
+}
+
 // waitTargetsUp waits until Prometheus scrapes n targets, each up.
 func (p *prometheus) waitTargetsUp(t *testing.T, n int) {
 	t.Helper()
-	var got struct {
-		Data struct {
-			ActiveTargets []struct {
-				ScrapePool, ScrapeURL, Health, LastError string
-			} `json:"activeTargets"`
-		} `json:"data"`
-	}
+	var targets []scrapeTarget
 	err := wait.PollUntilContextTimeout(t.Context(), time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		if p.get(ctx, "/api/v1/targets?state=active", &got) != nil || len(got.Data.ActiveTargets) != n {
+		var err error
+		if targets, err = p.targets(ctx); err != nil || len(targets) != n {
 			return false, nil
 		}
-		for _, tg := range got.Data.ActiveTargets {
-			if tg.Health != "up" {
-				return false, nil
-			}
-		}
-		return true, nil
+		return !slices.ContainsFunc(targets, func(tg scrapeTarget) bool { return tg.Health != "up" }), nil
 	})
 	if err != nil {
-		t.Fatalf("Prometheus does not scrape %d targets, all up: %+v", n, got.Data.ActiveTargets)
+		t.Fatalf("Prometheus does not scrape %d targets, all up: %+v", n, targets)
 	}
 }
 
@@ -223,7 +231,8 @@ func (p *prometheus) waitAlert(t *testing.T, name string, firing bool, timeout t
 		return len(states) == 0, nil
 	})
 	if err != nil {
-		t.Fatalf("alert %s: want firing %t within %s; its states: %v", name, firing, timeout, states)
+		targets, _ := p.targets(context.WithoutCancel(t.Context()))
+		t.Fatalf("alert %s: want firing %t within %s; its states: %v; the targets: %+v", name, firing, timeout, states, targets)
 	}
 	return time.Since(start)
 }

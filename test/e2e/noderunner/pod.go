@@ -360,7 +360,7 @@ func (p *podRun) waitForDeletion(ctx context.Context) {
 			}
 		case c := <-p.exits:
 			if c.running() {
-				c.last, c.heldByNode = ptrTo(c.reap()), true
+				c.reap() // ended with its stopped node
 			}
 		}
 	}
