@@ -3,6 +3,7 @@ package status
 import (
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
@@ -23,6 +24,13 @@ type Rollout struct {
 	Observed bool
 	// Absent tells that the workload is to run but does not exist yet.
 	Absent bool
+	// Missing counts a DaemonSet's nodes that should run its pod and have none.
+	Missing int64
+	// Refused is the API server's answer to the controller's last attempt to
+	// create a pod, when that was refused and no pod was created since; "" if
+	// not. A Deployment's ReplicaSet reports it in a condition; a DaemonSet's
+	// controller only in Events, which the plan reads.
+	Refused string
 }
 
 // AbsentRollout is the rollout of a workload that is to run but does not
@@ -43,6 +51,7 @@ func RolloutOf(o *unstructured.Unstructured, versionAnnotation string) Rollout {
 	switch r.Kind {
 	case objects.DaemonSet.Kind:
 		r.Desired, r.Updated, r.Available = count("desiredNumberScheduled"), count("updatedNumberScheduled"), count("numberAvailable")
+		r.Missing = max(r.Desired-count("currentNumberScheduled"), 0)
 	default:
 		replicas, found, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
 		if !found {
@@ -50,8 +59,24 @@ func RolloutOf(o *unstructured.Unstructured, versionAnnotation string) Rollout {
 		}
 		r.Desired, r.Updated, r.Available = replicas, count("updatedReplicas"), count("availableReplicas")
 		r.Old = max(count("replicas")-r.Updated, 0)
+		r.Refused = replicaFailure(o)
 	}
 	return r
+}
+
+// replicaFailure is the message of a Deployment's ReplicaFailure condition,
+// which its controller copies from the ReplicaSet that cannot create a pod
+// and removes once one is created; "" when there is none.
+func replicaFailure(o *unstructured.Unstructured) string {
+	conditions, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+	for _, c := range conditions {
+		c, _ := c.(map[string]any)
+		if c["type"] == string(appsv1.DeploymentReplicaFailure) && c["status"] == "True" {
+			message, _ := c["message"].(string)
+			return message
+		}
+	}
+	return ""
 }
 
 // Done tells whether every pod runs the current template and is available,

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -26,6 +27,9 @@ func cacheByObject(inv manifests.Inventory, namespace string) map[client.Object]
 		&corev1.Node{}: {Transform: providerIDOnly},
 		// MetalLB's and frr-k8s's pods, to name the nodes of a hung rollout.
 		&corev1.Pod{}: {Label: manifests.NodePods, Namespaces: inNamespace, Transform: podReadinessOnly},
+		// The DaemonSet controller's Events, which alone say that it cannot
+		// create a DaemonSet's pods.
+		&corev1.Event{}: {Field: daemonSetEvents, Namespaces: inNamespace, Transform: podCreationOnly},
 	}
 	shared := sharedKinds(inv)
 	for _, gvk := range inv.Kinds {
@@ -129,6 +133,38 @@ func podReadinessOnly(obj any) (any, error) {
 	}
 	if c := status.PodReadyCondition(p); c != nil {
 		kept.Status.Conditions = []corev1.PodCondition{{Type: c.Type, Status: c.Status}}
+	}
+	return kept, nil
+}
+
+// daemonSetEvents selects the Events on DaemonSets: the API server serves no
+// selector of two reasons, and the others are few.
+var daemonSetEvents = fields.OneTermEqualSelector("involvedObject.kind", objects.DaemonSet.Kind)
+
+// Reasons of the DaemonSet controller's Events on creating a pod.
+const (
+	reasonFailedCreate     = "FailedCreate"
+	reasonSuccessfulCreate = "SuccessfulCreate"
+)
+
+// podCreationOnly keeps of an Event on a DaemonSet what tells its pods'
+// creation (observe's podCreation).
+func podCreationOnly(obj any) (any, error) {
+	e, ok := obj.(*corev1.Event)
+	if !ok {
+		return obj, nil
+	}
+	kept := &corev1.Event{
+		TypeMeta:   e.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: e.Name, Namespace: e.Namespace, UID: e.UID, ResourceVersion: e.ResourceVersion},
+		Reason:     e.Reason, EventTime: e.EventTime, LastTimestamp: e.LastTimestamp, FirstTimestamp: e.FirstTimestamp,
+		InvolvedObject: corev1.ObjectReference{Kind: e.InvolvedObject.Kind, UID: e.InvolvedObject.UID},
+	}
+	if e.Series != nil {
+		kept.Series = &corev1.EventSeries{LastObservedTime: e.Series.LastObservedTime}
+	}
+	if e.Reason == reasonFailedCreate {
+		kept.Message = e.Message
 	}
 	return kept, nil
 }

@@ -307,8 +307,14 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // generation and its Degraded condition satisfies ok; it returns the condition.
 func (m *moduleEnv) waitDegraded(t *testing.T, key client.ObjectKey, ok func(metav1.Condition) bool) metav1.Condition {
 	t.Helper()
+	return m.waitDegradedWithin(t, key, 20*time.Second, ok)
+}
+
+// waitDegradedWithin is waitDegraded, waiting up to timeout.
+func (m *moduleEnv) waitDegradedWithin(t *testing.T, key client.ObjectKey, timeout time.Duration, ok func(metav1.Condition) bool) metav1.Condition {
+	t.Helper()
 	var got metav1.Condition
-	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		obj := &v1beta1.MetalLB{}
 		if err := m.client.Get(ctx, key, obj); err != nil {
 			return false, err
@@ -321,7 +327,7 @@ func (m *moduleEnv) waitDegraded(t *testing.T, key client.ObjectKey, ok func(met
 		return ok(got), nil
 	})
 	if err != nil {
-		t.Fatalf("MetalLB %s: Degraded condition not as expected; last seen %+v: %v", key, got, err)
+		t.Fatalf("MetalLB %s: Degraded condition not as expected within %s; last seen %+v: %v", key, timeout, got, err)
 	}
 	return got
 }

@@ -32,7 +32,7 @@ func (r *Reconciler) observe(ctx context.Context, now time.Time) (*plan.Snapshot
 	s := &plan.Snapshot{}
 	for _, read := range []func(context.Context, *plan.Snapshot) error{
 		r.readMetalLBs, r.readPlatform, r.readOwned, r.readMonitoring, r.readForeign, r.readWorkloads, r.readMemberlistKeys, r.readConfigs,
-		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readClusterOperator, r.readClusterTLSProfile,
+		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readClusterOperator, r.readClusterTLSProfile, r.readPodCreations,
 	} {
 		if err := read(ctx, s); err != nil {
 			return nil, err
@@ -195,6 +195,35 @@ func (r *Reconciler) readNodePods(ctx context.Context, s *plan.Snapshot) error {
 		*d.into = pods.Items
 	}
 	return nil
+}
+
+// readPodCreations reads the DaemonSet controller's Events on creating the
+// pods of the DaemonSets in MetalLB's namespace.
+func (r *Reconciler) readPodCreations(ctx context.Context, s *plan.Snapshot) error {
+	var events corev1.EventList
+	if err := r.client.List(ctx, &events, client.InNamespace(r.opts.Namespace)); err != nil {
+		return err
+	}
+	for _, e := range events.Items {
+		if e.Reason == reasonFailedCreate || e.Reason == reasonSuccessfulCreate {
+			s.PodCreations = append(s.PodCreations, plan.PodCreation{DaemonSet: e.InvolvedObject.UID,
+				Failed: e.Reason == reasonFailedCreate, Message: e.Message, At: lastSeen(&e)})
+		}
+	}
+	return nil
+}
+
+// lastSeen is when an Event last happened: the core API's Events tell it in
+// lastTimestamp, those of events.k8s.io in their series or eventTime.
+func lastSeen(e *corev1.Event) time.Time {
+	last := e.LastTimestamp.Time
+	if e.Series != nil && e.Series.LastObservedTime.After(last) {
+		last = e.Series.LastObservedTime.Time
+	}
+	if e.EventTime.After(last) {
+		last = e.EventTime.Time
+	}
+	return last
 }
 
 func (r *Reconciler) readClusterOperator(ctx context.Context, s *plan.Snapshot) error {

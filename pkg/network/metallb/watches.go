@@ -46,6 +46,10 @@ func (r *Reconciler) watches(b *builder.Builder) *builder.Builder {
 			return o.GetName() == r.opts.ClusterOperator
 		})))
 	}
+	// A DaemonSet's pod refused; its pods created again show in its status.
+	b = b.Watches(&corev1.Event{}, all, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.(*corev1.Event).Reason == reasonFailedCreate
+	})))
 	// Every owned object, so that a deleted or edited one is restored at once
 	// (those of the shared kinds with the lookups).
 	for _, gvk := range r.inventory.Kinds {

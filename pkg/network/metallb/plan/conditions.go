@@ -23,6 +23,10 @@ const (
 	ReasonRenderingRefused     = "RenderingRefused"
 	ReasonIgnored              = "Ignored"
 	ReasonRolloutHung          = "RolloutHung"
+	// ReasonPodsRefused: a workload's controller cannot create its pods;
+	// admission (an SCC, Pod Security, a policy, a webhook) or a quota
+	// refuses them.
+	ReasonPodsRefused = "PodsRefused"
 )
 
 // statusOnMetalLB tells whether the MetalLB object carries the status: there
@@ -77,6 +81,8 @@ func (p *Plan) degraded(actErr error) (metav1.ConditionStatus, string, string) {
 			"(status.appliedSpec). Change the MetalLB object's spec so that its rendering is valid; each change is checked again.", actErr)
 	case actErr != nil:
 		return metav1.ConditionTrue, ReasonApplyFailed, fmt.Sprintf("Applying MetalLB's manifests failed, will retry: %v", actErr)
+	case refusedMessage(p.rollouts, namespace) != "":
+		return metav1.ConditionTrue, ReasonPodsRefused, refusedMessage(p.rollouts, namespace)
 	case p.hung:
 		return metav1.ConditionTrue, ReasonRolloutHung, fmt.Sprintf(
 			"The rollout of %s has made no progress for %s (%s); %s. Look at their pods: kubectl get pods -n %s -o wide",

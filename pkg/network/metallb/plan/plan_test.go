@@ -53,7 +53,7 @@ type planned struct {
 // Every decision of the module is a row: the plan for a snapshot of the
 // cluster, without a cluster.
 func TestPlan(t *testing.T) {
-	for _, tc := range slices.Concat(planCases, backendCases, monitoringCases) {
+	for _, tc := range slices.Concat(planCases, backendCases, monitoringCases, refusedCases) {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := planOptions()
 			if tc.opts != nil {
@@ -228,7 +228,7 @@ func rolledOut(o *unstructured.Unstructured, desired, updated, available int64) 
 	switch o.GetKind() {
 	case objects.DaemonSet.Kind:
 		o.Object["status"] = map[string]any{"observedGeneration": int64(1), "desiredNumberScheduled": desired,
-			"updatedNumberScheduled": updated, "numberAvailable": available}
+			"currentNumberScheduled": desired, "updatedNumberScheduled": updated, "numberAvailable": available}
 	case objects.Deployment.Kind:
 		o.Object["status"] = map[string]any{"observedGeneration": int64(1), "replicas": int64(1),
 			"updatedReplicas": min(updated, 1), "availableReplicas": min(available, 1)}

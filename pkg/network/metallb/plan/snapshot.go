@@ -1,11 +1,14 @@
 package plan
 
 import (
+	"time"
+
 	configv1 "github.com/openshift/api/config/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
@@ -57,6 +60,10 @@ type Snapshot struct {
 	// (MayBeHung): reading them on every reconcile of a rollout over
 	// thousands of nodes was most of the operator's CPU.
 	SpeakerPods, FRRK8sPods []corev1.Pod
+	// PodCreations are what the DaemonSet controller said of creating the
+	// pods of MetalLB's DaemonSets (its FailedCreate and SuccessfulCreate
+	// Events): a DaemonSet has no condition that says its pods are refused.
+	PodCreations []PodCreation
 	// MonitoringServed tells that the CRDs of manifests.MonitoringKinds
 	// exist: the monitoring objects are rendered, and the owned ones of those
 	// kinds are among Owned.
@@ -73,6 +80,19 @@ type Snapshot struct {
 	// owned, for the plan to render (the Secret is create-only: a key that
 	// exists is never replaced).
 	MemberlistKey string
+}
+
+// PodCreation is one Event of a DaemonSet controller about creating the
+// DaemonSet's pods.
+type PodCreation struct {
+	// DaemonSet is the DaemonSet's UID: one deleted and made again under the
+	// same name has new Events.
+	DaemonSet types.UID
+	// Failed tells a FailedCreate from a SuccessfulCreate.
+	Failed  bool
+	Message string
+	// At is when it last happened: a repeated Event counts again.
+	At time.Time
 }
 
 // PlatformInputs are what tells the platform: the Infrastructure object's

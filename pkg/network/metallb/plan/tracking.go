@@ -55,7 +55,11 @@ func rolloutsOf(s *Snapshot, want []*unstructured.Unstructured) []status.Rollout
 			continue
 		}
 		if live := s.Owned[objects.KeyOf(want[i])]; live != nil {
-			rollouts = append(rollouts, status.RolloutOf(live, manifests.ReleaseVersionAnnotation))
+			r := status.RolloutOf(live, manifests.ReleaseVersionAnnotation)
+			if w.kind == objects.DaemonSet {
+				r.Refused = refusedCreate(s.PodCreations, live.GetUID(), r.Missing)
+			}
+			rollouts = append(rollouts, r)
 		} else {
 			rollouts = append(rollouts, status.AbsentRollout(w.kind.Kind, want[i].GetNamespace(), w.name))
 		}
