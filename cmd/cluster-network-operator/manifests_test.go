@@ -35,6 +35,10 @@ func TestInstallManifestsAgreeWithTheCode(t *testing.T) {
 		if o.GetAnnotations()["include.release.openshift.io/self-managed-high-availability"] != "true" {
 			t.Errorf("%s %s lacks the annotation include.release.openshift.io/self-managed-high-availability", o.GetKind(), o.GetName())
 		}
+		// A cluster-wide default node selector must keep no pod off a node.
+		if selector, ok := o.GetAnnotations()["openshift.io/node-selector"]; o.GetKind() == "Namespace" && (!ok || selector != "") {
+			t.Errorf("namespace %s lacks the annotation openshift.io/node-selector: \"\"", o.GetName())
+		}
 	}
 	var deployment appsv1.Deployment
 	for _, o := range objs {

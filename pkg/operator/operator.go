@@ -113,7 +113,8 @@ func AddModules(ctx context.Context, mgr manager.Manager, c client.Client, o Opt
 		}
 		reporter := publish.Reporter{Operand: m.Name()}
 		if clusterOperatorAPI {
-			reporter.ClusterOperator = &publish.ClusterOperator{Client: mgr.GetClient(), Name: cmp.Or(o.ClusterOperator, m.Name()), Clock: clock.RealClock{}}
+			reporter.ClusterOperator = &publish.ClusterOperator{Client: mgr.GetClient(), Name: cmp.Or(o.ClusterOperator, m.Name()),
+				Clock: clock.RealClock{}, OperatorNamespace: o.OperatorNamespace}
 		}
 		if err := m.Add(mgr, reporter); err != nil {
 			return fmt.Errorf("cannot add %s: %v", m.Name(), err)

@@ -245,5 +245,5 @@ func (c *metallbCluster) createClusterOperator(t *testing.T) {
 	t.Helper()
 	kubectl(t, c.Env, "apply", "-f", clusterOperatorsCRD)
 	kubectl(t, c.Env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io")
-	kubectl(t, c.Env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
+	kubectl(t, c.Env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_metallb_06_clusteroperator.yaml"))
 }

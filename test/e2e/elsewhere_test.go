@@ -32,7 +32,7 @@ func TestStandsDownBesideAnotherMetalLBOperator(t *testing.T) {
 	kubectl(t, env, "create", "--field-manager=olm", "-f", "testdata/upstream-operator-crd.yaml")
 	kubectl(t, env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io", "crd/metallbs.metallb.io")
 	kubectl(t, env, "apply", "-k", manifestsDir)
-	kubectl(t, env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
+	kubectl(t, env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_metallb_06_clusteroperator.yaml"))
 	applyOnceServed(t, env, writeTemp(t, "apiVersion: metallb.io/v1beta1\nkind: MetalLB\nmetadata:\n  name: metallb\n  namespace: metallb-system\nspec:\n  bgpType: frr\n"))
 	crdBefore := kubectl(t, env, "get", "crd", "metallbs.metallb.io", "-o", "jsonpath={.metadata.resourceVersion} {.metadata.managedFields}")
 	objBefore := kubectl(t, env, "get", "metallb", "metallb", "-n", "metallb-system", "-o", "jsonpath={.metadata.resourceVersion}")

@@ -40,7 +40,7 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	c.installOpenShiftAPIs(t)
 
 	t.Logf("kubectl apply -k manifests/:\n%s", kubectl(t, c.Env, "apply", "-k", manifestsDir))
-	kubectl(t, c.Env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
+	kubectl(t, c.Env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_metallb_06_clusteroperator.yaml"))
 	kubeconfig := c.serviceAccountKubeconfig(t)
 	// The memberlist key a hand install left, handed over as the user guide says.
 	kubectl(t, c.Env, "create", "secret", "generic", "memberlist", "-n", "metallb-system", "--from-literal=secretkey="+strings.Repeat("k", 128))
@@ -103,7 +103,7 @@ func (c *metallbCluster) installMonitoring(t *testing.T) {
 	// The operator's own, from its manifests, as the CVO applies it: the real
 	// CRD accepts it.
 	kubectl(t, c.Env, "wait", "--for=condition=Established", "crd/servicemonitors.monitoring.coreos.com")
-	kubectl(t, c.Env, "apply", "-f", "../../manifests/0000_70_cluster-network-operator_07_servicemonitor.yaml")
+	kubectl(t, c.Env, "apply", "-f", "../../manifests/0000_70_metallb_07_servicemonitor.yaml")
 	c.waitField(t, "prometheusrule/metallb", firstGroup, "metallb-configuration")
 	// OpenShift's APIs are installed: its platform Prometheus is let in.
 	c.waitField(t, "namespace/"+metallbNamespace, `jsonpath={.metadata.labels.openshift\.io/cluster-monitoring}`, "true")

@@ -20,5 +20,5 @@ func TestManifestsPassServerSideDryRun(t *testing.T) {
 	t.Logf("kubectl apply -k manifests/ --dry-run=server:\n%s", kubectl(t, env, "apply", "-k", manifestsDir, "--dry-run=server"))
 	kubectl(t, env, "apply", "-f", clusterOperatorsCRD)
 	kubectl(t, env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io")
-	kubectl(t, env, "apply", "--dry-run=server", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
+	kubectl(t, env, "apply", "--dry-run=server", "-f", filepath.Join(manifestsDir, "0000_70_metallb_06_clusteroperator.yaml"))
 }

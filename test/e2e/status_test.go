@@ -27,7 +27,7 @@ func TestStatusReadsWell(t *testing.T) {
 	createNamespaces(t, env, operatorNamespace, "metallb-system")
 	kubectl(t, env, "apply", "-f", clusterOperatorsCRD)
 	kubectl(t, env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io")
-	kubectl(t, env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml")) // as the CVO does
+	kubectl(t, env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_metallb_06_clusteroperator.yaml")) // as the CVO does
 	op := startOperator(t, env, []string{"RELEASE_VERSION=4.22.0"}, "--metallb-webhooks=false")
 	op.waitReady(t)
 
@@ -140,7 +140,7 @@ func metricsToken(t *testing.T, env *testenv.Env, name string, allowed bool) str
 	t.Helper()
 	kubectl(t, env, "create", "serviceaccount", name, "-n", operatorNamespace)
 	if allowed {
-		kubectl(t, env, "apply", "-f", writeTemp(t, manifestObject(t, "0000_70_cluster-network-operator_03_rbac.yaml", metricsReaderRole)))
+		kubectl(t, env, "apply", "-f", writeTemp(t, manifestObject(t, "0000_70_metallb_03_rbac.yaml", metricsReaderRole)))
 		kubectl(t, env, "create", "clusterrolebinding", name, "--clusterrole="+metricsReaderRole, "--serviceaccount="+operatorNamespace+":"+name)
 	}
 	return strings.TrimSpace(kubectl(t, env, "create", "token", name, "-n", operatorNamespace))

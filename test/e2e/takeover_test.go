@@ -83,7 +83,7 @@ func takeoverCluster(t *testing.T) *testenv.Env {
 	kubectl(t, env, "apply", "-f", clusterOperatorsCRD)
 	kubectl(t, env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io")
 	kubectl(t, env, "apply", "-k", manifestsDir)
-	kubectl(t, env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
+	kubectl(t, env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_metallb_06_clusteroperator.yaml"))
 	return env
 }
 

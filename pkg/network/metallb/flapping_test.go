@@ -74,5 +74,5 @@ func (m *moduleEnv) installClusterOperator(t *testing.T) {
 		err := m.client.List(ctx, &configv1.ClusterOperatorList{})
 		return err == nil, nil
 	})
-	m.create(t, filepath.Join("..", "..", "..", "manifests", "0000_70_cluster-network-operator_06_clusteroperator.yaml"))
+	m.create(t, filepath.Join("..", "..", "..", "manifests", "0000_70_metallb_06_clusteroperator.yaml"))
 }

@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"slices"
 
 	configv1 "github.com/openshift/api/config/v1"
 	"github.com/openshift/library-go/pkg/config/clusteroperator/v1helpers"
@@ -20,6 +21,10 @@ type ClusterOperator struct {
 	Client client.Client
 	Name   string
 	Clock  clock.PassiveClock
+	// OperatorNamespace, where the operator runs, is named first in
+	// relatedObjects: must-gather then collects the operator's own logs
+	// beside its operand's.
+	OperatorNamespace string
 }
 
 // Get returns the ClusterOperator, or nil when it, or its API, does not exist.
@@ -73,5 +78,10 @@ func (w *ClusterOperator) next(co *configv1.ClusterOperator, r status.OperandSta
 		next.Versions = r.Versions
 	}
 	next.RelatedObjects = r.RelatedObjects
+	if w.OperatorNamespace != "" {
+		own := configv1.ObjectReference{Resource: "namespaces", Name: w.OperatorNamespace}
+		next.RelatedObjects = append([]configv1.ObjectReference{own}, slices.DeleteFunc(slices.Clone(r.RelatedObjects),
+			func(ref configv1.ObjectReference) bool { return ref == own })...)
+	}
 	return next
 }

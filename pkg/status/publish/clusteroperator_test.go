@@ -2,6 +2,7 @@ package publish_test
 
 import (
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -30,8 +31,10 @@ func TestClusterOperatorWrites(t *testing.T) {
 	c := env.Client(t, scheme)
 	ctx := t.Context()
 	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
-	w := &publish.ClusterOperator{Client: c, Name: "metallb", Clock: clock}
-	report := status.OperandStatus{Conditions: status.NewConditions(), Versions: []configv1.OperandVersion{{Name: "operator", Version: "A"}}}
+	w := &publish.ClusterOperator{Client: c, Name: "metallb", Clock: clock, OperatorNamespace: "cluster-network-operator"}
+	operand := configv1.ObjectReference{Resource: "namespaces", Name: "metallb-system"}
+	report := status.OperandStatus{Conditions: status.NewConditions(), Versions: []configv1.OperandVersion{{Name: "operator", Version: "A"}},
+		RelatedObjects: []configv1.ObjectReference{operand}}
 
 	assertNothingWritten(t, w, c, report)
 	createClusterOperator(t, c)
@@ -39,6 +42,11 @@ func TestClusterOperatorWrites(t *testing.T) {
 	first := get(t, c)
 	if first.Status.Versions[0].Version != "A" || len(first.Status.Conditions) != 4 {
 		t.Fatalf("created ClusterOperator has status %+v", first.Status)
+	}
+	// must-gather collects the operator's namespace (its logs) with the operand's.
+	own := configv1.ObjectReference{Resource: "namespaces", Name: "cluster-network-operator"}
+	if got := first.Status.RelatedObjects; !slices.Equal(got, []configv1.ObjectReference{own, operand}) {
+		t.Errorf("relatedObjects %+v, want the operator's namespace, then the report's", got)
 	}
 
 	// The same report writes nothing.

@@ -7,8 +7,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// On OpenShift, MetalLB's namespace allows management workloads and keeps
-// its Pod Security levels from OpenShift's label syncer, and every pod the
+// On OpenShift, MetalLB's namespace allows management workloads, keeps its
+// Pod Security levels from OpenShift's label syncer and opts out of a
+// cluster-wide default node selector, and every pod the
 // operator renders asks for the platform's CPUs, so that workload
 // partitioning (single-node OpenShift) schedules them there; elsewhere none
 // of it is rendered.
@@ -20,8 +21,11 @@ func TestManagementWorkloadsOnOpenShift(t *testing.T) {
 			if o.GetKind() == "Namespace" {
 				allowed := o.GetAnnotations()["workload.openshift.io/allowed"] == "management"
 				unsynced := o.GetLabels()["security.openshift.io/scc.podSecurityLabelSync"] == "false"
-				if allowed != sc.openshift || unsynced != sc.openshift {
-					t.Errorf("%s: namespace allows management workloads %t and unsynced labels %t; want both %t", name, allowed, unsynced, sc.openshift)
+				selector, noDefaultSelector := o.GetAnnotations()["openshift.io/node-selector"]
+				noDefaultSelector = noDefaultSelector && selector == ""
+				if allowed != sc.openshift || unsynced != sc.openshift || noDefaultSelector != sc.openshift {
+					t.Errorf("%s: namespace allows management workloads %t, unsynced labels %t, no default node selector %t; want all %t",
+						name, allowed, unsynced, noDefaultSelector, sc.openshift)
 				}
 			}
 			annotations, found, _ := unstructured.NestedStringMap(o.Object, "spec", "template", "metadata", "annotations")
