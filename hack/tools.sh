@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds the test binaries (etcd, the Kubernetes control plane, kube-proxy, kwok,
-# MetalLB and its previous release, frr-k8s, Helm, Prometheus and promtool),
+# MetalLB and its previous release, frr-k8s, Helm, Prometheus and promtool,
+# OpenShift's SCC admission served as a webhook),
 # controller-gen and prometheus-operator's CRD files from the Go modules pinned
 # under hack/tools, into a cache outside the clone keyed by version. Nothing is
 # downloaded but Go modules.
 #
-#   hack/tools.sh build [group...]   build what is missing (groups: etcd kube kube-proxy kwok metallb metallb-previous frr-k8s helm controller-tools prometheus prometheus-operator)
+#   hack/tools.sh build [group...]   build what is missing (groups: etcd kube kube-proxy kwok metallb metallb-previous frr-k8s helm controller-tools prometheus prometheus-operator scc-admission)
 #   hack/tools.sh path               print the colon-separated folders holding the binaries
 #
 # Several runs may start at once (two clones, or make -j): each group is built under
@@ -14,7 +15,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/bmlb-cno/tools
-all_groups=(etcd kube kube-proxy kwok metallb metallb-previous frr-k8s helm controller-tools prometheus prometheus-operator)
+all_groups=(etcd kube kube-proxy kwok metallb metallb-previous frr-k8s helm controller-tools prometheus prometheus-operator scc-admission)
 
 # The module whose version names a group's folder, and the packages it builds.
 module_of() {
@@ -28,6 +29,7 @@ module_of() {
     controller-tools) echo sigs.k8s.io/controller-tools ;;
     prometheus) echo github.com/prometheus/prometheus ;;
     prometheus-operator) echo github.com/prometheus-operator/prometheus-operator ;;
+    scc-admission) echo github.com/openshift/apiserver-library-go ;;
     *) echo "unknown tool group: $1 (want one of: ${all_groups[*]})" >&2; return 1 ;;
   esac
 }
@@ -39,8 +41,14 @@ version_of() {
     "$here/tools/$1/go.mod"
 }
 
+# dir_of GROUP: the group's folder, named by its module's version; a group
+# with a program of its own (a main.go: scc-admission) by its source too.
 dir_of() {
-  echo "$cache/$1-$(version_of "$1")"
+  local source=
+  if [ -f "$here/tools/$1/main.go" ]; then
+    source=-$(cat "$here/tools/$1"/*.go "$here/tools/$1/go.sum" | sha256sum | cut -c1-12)
+  fi
+  echo "$cache/$1-$(version_of "$1")$source"
 }
 
 # kube_ldflags VERSION: Kubernetes' version stamps; without them clients see the
@@ -106,6 +114,8 @@ build_group() {
         -ldflags "-s -w -X github.com/prometheus/common/version.Version=$release" -o "$out/" \
         github.com/prometheus/prometheus/cmd/prometheus \
         github.com/prometheus/prometheus/cmd/promtool ;;
+    scc-admission) # a program of this folder: OpenShift's admission plugin as a webhook
+      go build "${flags[@]}" -ldflags "-s -w" -o "$out/scc-admission" . ;;
     prometheus-operator) # nothing built: the CRDs of the monitoring objects the operands may own
       local m=github.com/prometheus-operator/prometheus-operator src
       go mod download $m

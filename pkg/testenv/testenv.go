@@ -54,6 +54,13 @@ type Options struct {
 	// Audit makes kube-apiserver log every request's metadata (who, verb,
 	// resource, response code) to Env.AuditLog, one JSON event per line.
 	Audit bool
+	// SCCAdmission admits pods as OpenShift does: OpenShift's SCC API and
+	// default SCCs, the namespaces' UID ranges, and OpenShift's own SCC
+	// admission plugin in front of every pod's creation (startSCCAdmission).
+	// kube-controller-manager then creates pods under each controller's own
+	// service account, as on OpenShift, which may use no SCC but those every
+	// account may use.
+	SCCAdmission bool
 	// AuditUsers, when set, narrows the audit log to these users' requests:
 	// on a cluster of thousands of kwok nodes, their Lease renewals alone
 	// would be hundreds of events a second.
@@ -93,8 +100,13 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if err := e.startControlPlane(ctx, opts); err != nil {
 		return nil, err
 	}
+	if opts.SCCAdmission {
+		if err := e.startSCCAdmission(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if opts.ControllerManager {
-		if err := e.startControllerManager(); err != nil {
+		if err := e.startControllerManager(opts.SCCAdmission); err != nil {
 			return nil, err
 		}
 	}
@@ -164,7 +176,11 @@ func (e *Env) LogProblems(lines int) string {
 // logFile is where a component's output goes.
 func (e *Env) logFile(name string) string { return filepath.Join(e.Dir, name+".log") }
 
-func (e *Env) startControllerManager() error {
+// startControllerManager runs kube-controller-manager; with
+// serviceAccounts each controller acts as its own service account
+// (system:serviceaccount:kube-system:daemon-set-controller, ...), as on real
+// clusters, and not as the administrator it runs as.
+func (e *Env) startControllerManager(serviceAccounts bool) error {
 	bin, err := Binary("kube-controller-manager")
 	if err != nil {
 		return err
@@ -182,7 +198,8 @@ func (e *Env) startControllerManager() error {
 		"--service-account-private-key-file="+filepath.Join(e.plane.APIServer.CertDir, "sa-signer.key"),
 		"--root-ca-file="+e.Config.CAFile,
 		// Defaults (20/30) make rollouts over many nodes wait on the client's rate limiter.
-		"--kube-api-qps=200", "--kube-api-burst=400")
+		"--kube-api-qps=200", "--kube-api-burst=400",
+		fmt.Sprintf("--use-service-account-credentials=%t", serviceAccounts))
 	if err != nil {
 		return err
 	}
