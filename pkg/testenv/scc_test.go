@@ -127,7 +127,10 @@ func assertControllerPodsRefused(t *testing.T, admin kubernetes.Interface, ns st
 		Selector: &metav1.LabelSelector{MatchLabels: labels},
 		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: testPod("plain", true, "").Spec},
 	}}
-	mustCreate(t, func() error { _, err := admin.AppsV1().Deployments(ns).Create(t.Context(), d, metav1.CreateOptions{}); return err })
+	mustCreate(t, func() error {
+		_, err := admin.AppsV1().Deployments(ns).Create(t.Context(), d, metav1.CreateOptions{})
+		return err
+	})
 	var last string
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		got, err := admin.AppsV1().Deployments(ns).Get(ctx, d.Name, metav1.GetOptions{})
@@ -169,7 +172,10 @@ func grantSCC(t *testing.T, admin kubernetes.Interface, ns, account, scc string)
 	b := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: account + "-" + scc},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:openshift:scc:" + scc},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: ns}}}
-	mustCreate(t, func() error { _, err := admin.RbacV1().RoleBindings(ns).Create(t.Context(), b, metav1.CreateOptions{}); return err })
+	mustCreate(t, func() error {
+		_, err := admin.RbacV1().RoleBindings(ns).Create(t.Context(), b, metav1.CreateOptions{})
+		return err
+	})
 }
 
 // podCreator returns a client of a user who may create pods in ns, and holds
@@ -181,8 +187,14 @@ func podCreator(t *testing.T, e *Env, admin kubernetes.Interface, ns string) kub
 	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "pod-creator"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}}}
-	mustCreate(t, func() error { _, err := admin.RbacV1().Roles(ns).Create(t.Context(), role, metav1.CreateOptions{}); return err })
-	mustCreate(t, func() error { _, err := admin.RbacV1().RoleBindings(ns).Create(t.Context(), binding, metav1.CreateOptions{}); return err })
+	mustCreate(t, func() error {
+		_, err := admin.RbacV1().Roles(ns).Create(t.Context(), role, metav1.CreateOptions{})
+		return err
+	})
+	mustCreate(t, func() error {
+		_, err := admin.RbacV1().RoleBindings(ns).Create(t.Context(), binding, metav1.CreateOptions{})
+		return err
+	})
 	cfg := rest.CopyConfig(e.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "alice", Groups: []string{"system:authenticated"}}
 	return kubernetes.NewForConfigOrDie(cfg)

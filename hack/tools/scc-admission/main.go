@@ -46,6 +46,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// A pod's admission asks a SubjectAccessReview for each SCC, of the
+	// requester and of the pod's account: some thirty requests, which
+	// client-go's default rate limit (5 a second) would stretch to seconds.
+	// OpenShift's in-process authorizer has no such limit.
+	cfg.QPS, cfg.Burst = 1000, 2000
 	ctx := context.Background()
 	p, err := newPlugin(ctx, cfg)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -161,4 +162,64 @@ func (m *moduleEnv) waitClusterOperatorDegraded(t *testing.T, reason string) {
 		}
 		return last.Reason == reason, nil
 	})
+}
+
+// On OpenShift, under OpenShift's own SCC admission with kube-controller-
+// manager creating the pods as itself: MetalLB's pods are refused while their
+// service accounts may use no SCC that admits them (the controller's fixed
+// UID is outside the namespace's range, the speaker needs the host's network
+// and NET_RAW), and Degraded says so within 10 s of the workloads' creation,
+// quoting the SCC admission; once the accounts are granted an SCC that admits
+// them (as an administrator would), the pods are created under it, Degraded
+// clears and MetalLB reports its version. The operator renders no SCC grant
+// yet (issue 42): the grants here are the test's.
+func TestSCCRefusalIsDegraded(t *testing.T) {
+	t.Parallel()
+	m := newModuleEnv(t, testenv.Options{SCCAdmission: true, ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(2)})
+	m.run(t, testOptions())
+	ctx := t.Context()
+	m.waitCRDs(t)
+	obj := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName}}
+	if err := m.client.Create(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	m.createPool(t, manifests.DefaultNamespace, "pool1")
+	start := time.Now()
+	c := m.waitDegradedWithin(t, clusterObject, 10*time.Second, func(c metav1.Condition) bool {
+		return c.Reason == plan.ReasonPodsRefused && strings.Contains(c.Message, "the DaemonSet speaker cannot create its pods") &&
+			strings.Contains(c.Message, "the Deployment controller cannot create its pods")
+	})
+	t.Logf("PodsRefused %s after the pool: %s", time.Since(start).Round(time.Millisecond), c.Message)
+	if !strings.Contains(c.Message, "unable to validate against any security context constraint") {
+		t.Errorf("Degraded does not quote the SCC admission: %q", c.Message)
+	}
+
+	grants := map[string]string{manifests.ControllerName: "nonroot-v2", manifests.SpeakerName: "privileged"}
+	for account, scc := range grants {
+		m.grantSCC(t, account, scc)
+	}
+	m.waitStatus(t, testOptions().Images.ReleaseVersion, 2*time.Minute)
+	m.waitDegradedWithin(t, clusterObject, 10*time.Second, func(c metav1.Condition) bool { return c.Status == metav1.ConditionFalse })
+	var pods corev1.PodList
+	if err := m.client.List(ctx, &pods, client.InNamespace(manifests.DefaultNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		account, scc := p.Spec.ServiceAccountName, p.Annotations[testenv.SCCAnnotation]
+		if want, ok := grants[account]; ok && scc != want {
+			t.Errorf("pod %s (account %s) admitted under SCC %q, want %q", p.Name, account, scc, want)
+		}
+	}
+}
+
+// grantSCC lets one of MetalLB's service accounts use an SCC: a RoleBinding
+// to the SCC's system:openshift:scc ClusterRole.
+func (m *moduleEnv) grantSCC(t *testing.T, account, scc string) {
+	t.Helper()
+	b := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: account + "-scc-" + scc},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:openshift:scc:" + scc},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: manifests.DefaultNamespace}}}
+	if err := m.client.Create(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
 }
