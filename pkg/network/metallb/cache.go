@@ -148,7 +148,7 @@ const (
 )
 
 // podCreationOnly keeps of an Event on a DaemonSet what tells its pods'
-// creation (observe's podCreation).
+// creation (readPodCreations).
 func podCreationOnly(obj any) (any, error) {
 	e, ok := obj.(*corev1.Event)
 	if !ok {
