@@ -10,10 +10,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -36,6 +38,19 @@ var (
 	//go:embed scc/*.yaml
 	defaultSCCs embed.FS
 )
+
+// GrantSCC lets a service account use an SCC as OpenShift's documentation
+// says to: a RoleBinding in its namespace to the SCC's system:openshift:scc
+// ClusterRole.
+func (e *Env) GrantSCC(t testing.TB, namespace, account, scc string) {
+	t.Helper()
+	b := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: account + "-scc-" + scc},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:openshift:scc:" + scc},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: namespace}}}
+	if err := e.Client(t, nil).Create(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // startSCCAdmission makes the control plane admit pods as OpenShift does: the
 // SCC API and the default SCCs, then OpenShift's SCC admission plugin

@@ -43,7 +43,7 @@ func TestSCCAdmissionIsOpenShifts(t *testing.T) {
 			return err
 		})
 	}
-	grantSCC(t, admin, ns, "granted", "hostnetwork-v2")
+	e.GrantSCC(t, ns, "granted", "hostnetwork-v2")
 	alice := podCreator(t, e, admin, ns)
 
 	for _, tc := range []struct {
@@ -163,19 +163,6 @@ func waitUIDRange(t *testing.T, admin kubernetes.Interface, ns string) string {
 		t.Fatalf("namespace %s got no UID range: %v", ns, err)
 	}
 	return uidRange
-}
-
-// grantSCC lets a service account use an SCC, as OpenShift's docs say to: a
-// RoleBinding to the SCC's system:openshift:scc ClusterRole.
-func grantSCC(t *testing.T, admin kubernetes.Interface, ns, account, scc string) {
-	t.Helper()
-	b := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: account + "-" + scc},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:openshift:scc:" + scc},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: ns}}}
-	mustCreate(t, func() error {
-		_, err := admin.RbacV1().RoleBindings(ns).Create(t.Context(), b, metav1.CreateOptions{})
-		return err
-	})
 }
 
 // podCreator returns a client of a user who may create pods in ns, and holds

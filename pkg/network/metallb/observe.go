@@ -32,7 +32,7 @@ func (r *Reconciler) observe(ctx context.Context, now time.Time) (*plan.Snapshot
 	s := &plan.Snapshot{}
 	for _, read := range []func(context.Context, *plan.Snapshot) error{
 		r.readMetalLBs, r.readPlatform, r.readOwned, r.readMonitoring, r.readForeign, r.readWorkloads, r.readMemberlistKeys, r.readConfigs,
-		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readClusterOperator, r.readClusterTLSProfile, r.readPodCreations,
+		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readClusterOperator, r.readClusterTLSProfile,
 	} {
 		if err := read(ctx, s); err != nil {
 			return nil, err
@@ -40,6 +40,11 @@ func (r *Reconciler) observe(ctx context.Context, now time.Time) (*plan.Snapshot
 	}
 	if plan.MayBeHung(s.Tracking, r.opts, now) {
 		if err := r.readNodePods(ctx, s); err != nil {
+			return nil, err
+		}
+	}
+	if plan.PodsMissing(s) {
+		if err := r.readPodCreations(ctx, s); err != nil {
 			return nil, err
 		}
 	}

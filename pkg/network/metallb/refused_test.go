@@ -10,7 +10,6 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -114,18 +113,14 @@ func (m *moduleEnv) refuseMetalLBPods(t *testing.T) client.Object {
 	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: "speaker-probe"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.com/c"}}}}
 	waitFor(t, "the policy enforced", 30*time.Second, func(ctx context.Context) (bool, error) {
-		err := m.client.Create(ctx, probe.DeepCopy(), client.DryRunAll)
-		return apierrors.IsInvalid(err) || apierrors.IsForbidden(err), client.IgnoreAlreadyExists(ignoreAdmitted(err))
+		switch err := m.client.Create(ctx, probe.DeepCopy(), client.DryRunAll); {
+		case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
+			return true, nil // refused: the policy holds
+		default:
+			return false, err // admitted (nil): not yet
+		}
 	})
 	return created[slices.IndexFunc(created, func(u *unstructured.Unstructured) bool { return u.GetKind() == "ValidatingAdmissionPolicyBinding" })]
-}
-
-// ignoreAdmitted is nil for an error that only says the pod was refused.
-func ignoreAdmitted(err error) error {
-	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
-		return nil
-	}
-	return err
 }
 
 // deletePods deletes n of the pods with the labels in MetalLB's namespace.
@@ -196,7 +191,7 @@ func TestSCCRefusalIsDegraded(t *testing.T) {
 
 	grants := map[string]string{manifests.ControllerName: "nonroot-v2", manifests.SpeakerName: "privileged"}
 	for account, scc := range grants {
-		m.grantSCC(t, account, scc)
+		m.GrantSCC(t, manifests.DefaultNamespace, account, scc)
 	}
 	m.waitStatus(t, testOptions().Images.ReleaseVersion, 2*time.Minute)
 	m.waitDegradedWithin(t, clusterObject, 10*time.Second, func(c metav1.Condition) bool { return c.Status == metav1.ConditionFalse })
@@ -209,17 +204,5 @@ func TestSCCRefusalIsDegraded(t *testing.T) {
 		if want, ok := grants[account]; ok && scc != want {
 			t.Errorf("pod %s (account %s) admitted under SCC %q, want %q", p.Name, account, scc, want)
 		}
-	}
-}
-
-// grantSCC lets one of MetalLB's service accounts use an SCC: a RoleBinding
-// to the SCC's system:openshift:scc ClusterRole.
-func (m *moduleEnv) grantSCC(t *testing.T, account, scc string) {
-	t.Helper()
-	b := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: account + "-scc-" + scc},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:openshift:scc:" + scc},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: manifests.DefaultNamespace}}}
-	if err := m.client.Create(t.Context(), b); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -56,6 +56,7 @@ func (p *Plan) conditions(actErr error) status.Conditions {
 // most pressing problem first.
 func (p *Plan) degraded(actErr error) (metav1.ConditionStatus, string, string) {
 	namespace := p.opts.Namespace
+	refused := refusedMessage(p.rollouts, namespace)
 	switch {
 	case !p.allowed && p.configured:
 		return metav1.ConditionTrue, ReasonPlatformNotSupported, platformMessage(p.platform, p.opts.AllowedPlatforms)
@@ -81,8 +82,8 @@ func (p *Plan) degraded(actErr error) (metav1.ConditionStatus, string, string) {
 			"(status.appliedSpec). Change the MetalLB object's spec so that its rendering is valid; each change is checked again.", actErr)
 	case actErr != nil:
 		return metav1.ConditionTrue, ReasonApplyFailed, fmt.Sprintf("Applying MetalLB's manifests failed, will retry: %v", actErr)
-	case refusedMessage(p.rollouts, namespace) != "":
-		return metav1.ConditionTrue, ReasonPodsRefused, refusedMessage(p.rollouts, namespace)
+	case refused != "":
+		return metav1.ConditionTrue, ReasonPodsRefused, refused
 	case p.hung:
 		return metav1.ConditionTrue, ReasonRolloutHung, fmt.Sprintf(
 			"The rollout of %s has made no progress for %s (%s); %s. Look at their pods: kubectl get pods -n %s -o wide",

@@ -6,8 +6,22 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
+
+// PodsMissing tells whether one of the module's DaemonSets lacks its pod on
+// some node. Only then can a refusal count (refusedCreate), so only then
+// does observe read the DaemonSet controller's Events (Snapshot.PodCreations):
+// a settled cluster's reconciles do without.
+func PodsMissing(s *Snapshot) bool {
+	for key, o := range s.Owned {
+		if key.GroupKind == objects.DaemonSet.GroupKind() && status.RolloutOf(o, "").Missing > 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // refusedCreate is what refused the last pod a DaemonSet's controller tried
 // to create, when some of its nodes have no pod and none was created since:

@@ -114,3 +114,21 @@ func TestRefusedMessageNamesOnlyTheRefused(t *testing.T) {
 		t.Error("a message with nothing refused")
 	}
 }
+
+// The Events are read only when a DaemonSet lacks a pod somewhere.
+func TestPodsMissing(t *testing.T) {
+	opts := planOptions()
+	for _, tc := range []struct {
+		name    string
+		cluster func(*testing.T, Options) *Snapshot
+		want    bool
+	}{
+		{"rolled out", running("A"), false},
+		{"a node without its speaker", with(running("A"), speakersMissing(1)), true},
+		{"nothing deployed", empty, false},
+	} {
+		if got := PodsMissing(tc.cluster(t, opts)); got != tc.want {
+			t.Errorf("%s: PodsMissing = %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
