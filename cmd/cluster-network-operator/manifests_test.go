@@ -30,16 +30,7 @@ func TestInstallManifestsAgreeWithTheCode(t *testing.T) {
 	objs := readManifests(t)
 	assertKustomization(t)
 	t.Run("RBACCannotBeWidened", func(t *testing.T) { assertRBACCannotBeWidened(t, objs) })
-	for _, o := range objs {
-		// Without it the CVO leaves the manifest out of the payload.
-		if o.GetAnnotations()["include.release.openshift.io/self-managed-high-availability"] != "true" {
-			t.Errorf("%s %s lacks the annotation include.release.openshift.io/self-managed-high-availability", o.GetKind(), o.GetName())
-		}
-		// A cluster-wide default node selector must keep no pod off a node.
-		if selector, ok := o.GetAnnotations()["openshift.io/node-selector"]; o.GetKind() == "Namespace" && (!ok || selector != "") {
-			t.Errorf("namespace %s lacks the annotation openshift.io/node-selector: \"\"", o.GetName())
-		}
-	}
+	assertOpenShiftPayload(t, objs)
 	var deployment appsv1.Deployment
 	for _, o := range objs {
 		if o.GetKind() == "Deployment" {
@@ -120,6 +111,29 @@ func readManifests(t *testing.T) []*unstructured.Unstructured {
 
 // assertKustomization checks that kustomization.yaml lists every manifest
 // plain Kubernetes can apply: all but the ClusterOperator.
+// assertOpenShiftPayload checks what OpenShift's payload needs of the
+// manifests: the CVO's annotation on each, the namespaces' empty node
+// selector, and the SCC the speakers require.
+func assertOpenShiftPayload(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	for _, o := range objs {
+		// Without it the CVO leaves the manifest out of the payload.
+		if o.GetAnnotations()["include.release.openshift.io/self-managed-high-availability"] != "true" {
+			t.Errorf("%s %s lacks the annotation include.release.openshift.io/self-managed-high-availability", o.GetKind(), o.GetName())
+		}
+		// A cluster-wide default node selector must keep no pod off a node.
+		if selector, ok := o.GetAnnotations()["openshift.io/node-selector"]; o.GetKind() == "Namespace" && (!ok || selector != "") {
+			t.Errorf("namespace %s lacks the annotation openshift.io/node-selector: \"\"", o.GetName())
+		}
+	}
+	// The SCC the rendered speakers require and their Role lets them use.
+	if !slices.ContainsFunc(objs, func(o *unstructured.Unstructured) bool {
+		return o.GetKind() == "SecurityContextConstraints" && o.GetName() == manifests.SpeakerSCC
+	}) {
+		t.Errorf("no SecurityContextConstraints %s in the manifests: the speakers require it on OpenShift", manifests.SpeakerSCC)
+	}
+}
+
 func assertKustomization(t *testing.T) {
 	t.Helper()
 	var k struct {
@@ -132,8 +146,9 @@ func assertKustomization(t *testing.T) {
 	for _, f := range files {
 		name := filepath.Base(f)
 		in := slices.Contains(k.Resources, name)
-		if openShiftOnly := strings.Contains(name, "clusteroperator") || strings.Contains(name, "servicemonitor"); in == openShiftOnly {
-			t.Errorf("kustomization.yaml: %s listed=%v; every manifest but the ClusterOperator and the ServiceMonitor belongs there", name, in)
+		openShiftOnly := strings.Contains(name, "clusteroperator") || strings.Contains(name, "servicemonitor") || strings.HasSuffix(name, "_scc.yaml")
+		if in == openShiftOnly {
+			t.Errorf("kustomization.yaml: %s listed=%v; every manifest but the SCC, the ClusterOperator and the ServiceMonitor belongs there", name, in)
 		}
 	}
 }

@@ -96,8 +96,9 @@ func assertRBACCannotBeWidened(t *testing.T, objs []*unstructured.Unstructured) 
 }
 
 // renderMetalLB returns what the operator renders with MetalLB's webhooks, the
-// frr-k8s BGP backend and OpenShift's monitoring, which is every object it may
-// render: the native backend's objects, frr-k8s's, the monitoring objects.
+// frr-k8s BGP backend and OpenShift's monitoring and SCCs, which is every
+// object it may render: the native backend's objects, frr-k8s's, the
+// monitoring objects, the SCC grants.
 func renderMetalLB(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
 	images, err := manifests.ImagesFromEnv(func(string) string { return "" }, "0.0.1")
@@ -106,7 +107,8 @@ func renderMetalLB(t *testing.T) []*unstructured.Unstructured {
 	}
 	frrK8s := &v1beta1.MetalLB{Spec: v1beta1.MetalLBSpec{BGPBackend: v1beta1.BGPBackendFRRK8s}}
 	// Everything it may render: the frr-k8s backend, and OpenShift's monitoring.
-	env := manifests.Environment{Namespace: manifests.DefaultNamespace, Images: images, Webhooks: true, Monitoring: true, OpenShift: true}
+	env := manifests.Environment{Namespace: manifests.DefaultNamespace, Images: images, Webhooks: true, Monitoring: true, OpenShift: true,
+		SCCAdmission: true}
 	s, err := manifests.SettingsFor(env, frrK8s)
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ type renderOptions struct {
 	nodeSelector      map[string]string
 	maxUnavailable    string
 	webhooks          bool
+	openshift         bool
 }
 
 func newRenderCommand() *cobra.Command {
@@ -46,13 +47,15 @@ The memberlist Secret's key is a placeholder: the operator generates the real on
 			if err != nil {
 				return usageError{err}
 			}
-			return render(cmd.OutOrStdout(), o.namespace, o.webhooks, obj)
+			env := manifests.Environment{Namespace: o.namespace, Webhooks: o.webhooks, OpenShift: o.openshift, SCCAdmission: o.openshift}
+			return render(cmd.OutOrStdout(), env, obj)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.file, "file", "f", "", "a file holding a metallb.io/v1beta1 MetalLB object")
 	f.StringVar(&o.namespace, "namespace", o.namespace, "namespace MetalLB runs in")
 	f.BoolVar(&o.webhooks, "metallb-webhooks", o.webhooks, "have MetalLB's controller serve its validating webhooks, as `start` does")
+	f.BoolVar(&o.openshift, "openshift", false, "render for OpenShift, as `start` does where OpenShift's APIs are served (SCC grants, workload partitioning)")
 	f.StringVar(&o.logLevel, "log-level", "", "spec.logLevel: all, debug, info, warn, error or none")
 	f.StringVar(&o.loadBalancerClass, "load-balancer-class", "", "spec.loadBalancerClass")
 	f.StringToStringVar(&o.nodeSelector, "speaker-node-selector", nil, "spec.nodeSelector, as key=value,...")
@@ -98,12 +101,12 @@ func (o *renderOptions) object(cmd *cobra.Command) (*v1beta1.MetalLB, error) {
 	return obj, nil
 }
 
-func render(out io.Writer, namespace string, webhooks bool, obj *v1beta1.MetalLB) error {
-	images, err := manifests.ImagesFromEnv(os.Getenv, version.Version)
-	if err != nil {
+func render(out io.Writer, env manifests.Environment, obj *v1beta1.MetalLB) error {
+	var err error
+	if env.Images, err = manifests.ImagesFromEnv(os.Getenv, version.Version); err != nil {
 		return err
 	}
-	settings, err := manifests.SettingsFor(manifests.Environment{Namespace: namespace, Images: images, Webhooks: webhooks}, obj)
+	settings, err := manifests.SettingsFor(env, obj)
 	if err != nil {
 		return err
 	}

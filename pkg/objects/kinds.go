@@ -37,6 +37,10 @@ var (
 	APIServer       = configv1.GroupVersion.WithKind("APIServer")
 )
 
+// SecurityContextConstraints is the kind OpenShift admits pods by: where it is
+// served, a pod runs only under an SCC its service account may use.
+var SecurityContextConstraints = schema.GroupVersionKind{Group: "security.openshift.io", Version: "v1", Kind: "SecurityContextConstraints"}
+
 // ClusterConfigName names each of OpenShift's cluster-wide configuration
 // objects (Infrastructure, APIServer): there is one of each, "cluster".
 const ClusterConfigName = "cluster"

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -193,4 +194,35 @@ func createYAML(ctx context.Context, c client.Client, data []byte) error {
 			return fmt.Errorf("%s %s: %w", o.GetKind(), o.GetName(), err)
 		}
 	}
+}
+
+// CheckAdmittedUnder checks pods against the SCC each workload's pods must be
+// admitted under (want: a DaemonSet's or Deployment's name → SCC): every pod
+// belongs to a workload of want and names its SCC, and every workload of want
+// has pods. It returns what is wrong, and how many pods each workload has.
+func CheckAdmittedUnder(pods []corev1.Pod, want map[string]string) (problems []string, seen map[string]int) {
+	seen = map[string]int{}
+	for _, p := range pods {
+		workload := workloadOf(&p)
+		seen[workload]++
+		if got := p.Annotations[SCCAnnotation]; got != want[workload] {
+			problems = append(problems, fmt.Sprintf("pod %s/%s of %s admitted under SCC %q, want %q", p.Namespace, p.Name, workload, got, want[workload]))
+		}
+	}
+	for workload := range want {
+		if seen[workload] == 0 {
+			problems = append(problems, "no pod of "+workload)
+		}
+	}
+	return problems, seen
+}
+
+// workloadOf is the name of the DaemonSet or Deployment a pod belongs to, from
+// its generated name (a Deployment's pods' names add the ReplicaSet's hash).
+func workloadOf(p *corev1.Pod) string {
+	name := strings.TrimSuffix(p.GenerateName, "-")
+	if len(p.OwnerReferences) > 0 && p.OwnerReferences[0].Kind == "ReplicaSet" {
+		name = name[:max(strings.LastIndex(name, "-"), 0)]
+	}
+	return name
 }

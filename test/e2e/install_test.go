@@ -10,10 +10,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
@@ -26,21 +28,23 @@ const (
 )
 
 // Installed from manifests/ as a user does (kubectl apply -k, and the
-// ClusterOperator as on OpenShift), the operator runs with its service
-// account's identity alone through activation, a scrape of its metrics, a
-// Service of the node-address mode, tuning, an upgrade and deactivation, with the real MetalLB and its webhooks.
-// Every request it makes is in the API server's audit log: each must be
-// granted by the manifests' RBAC, and each permission granted must have been
-// used.
+// ClusterOperator and the speakers' SCC as on OpenShift), the operator runs
+// with its service account's identity alone through activation, a scrape of
+// its metrics, a Service of the node-address mode, tuning, an upgrade and
+// deactivation, with the real MetalLB and its webhooks. The cluster admits
+// pods by OpenShift's own SCC admission, kube-controller-manager creating
+// them as their service accounts: every MetalLB and frr-k8s pod is admitted
+// under the SCC the module grants it, and runs. Every request the operator
+// makes is in the API server's audit log: each must be granted by the
+// manifests' RBAC, and each permission granted must have been used.
 func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	if !world.Enter(t, world.Long) {
 		return
 	}
-	c := newMetallbCluster(t, func(o *testenv.Options) { o.Audit = true })
+	c := newMetallbCluster(t, func(o *testenv.Options) { o.Audit, o.SCCAdmission = true, true })
 	c.installOpenShiftAPIs(t)
 
-	t.Logf("kubectl apply -k manifests/:\n%s", kubectl(t, c.Env, "apply", "-k", manifestsDir))
-	kubectl(t, c.Env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_metallb_06_clusteroperator.yaml"))
+	c.installFromManifests(t)
 	kubeconfig := c.serviceAccountKubeconfig(t)
 	// The memberlist key a hand install left, handed over as the user guide says.
 	kubectl(t, c.Env, "create", "secret", "generic", "memberlist", "-n", "metallb-system", "--from-literal=secretkey="+strings.Repeat("k", 128))
@@ -55,6 +59,7 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	activate, tune := guideExample(t, "activate"), guideExample(t, "tune")
 	c.applyOnceServed(t, activate)
 	c.waitMetallb(t, release.MetalLB, 3*time.Minute)
+	c.assertAdmittedUnder(t, false)
 	if got := kubectl(t, c.Env, "get", "secret", "memberlist", "-n", "metallb-system", "-o", "jsonpath={.metadata.labels.app\\.kubernetes\\.io/managed-by}"); got != "cluster-network-operator" {
 		t.Errorf("the memberlist Secret left by a hand install was not adopted: managed-by %q", got)
 	}
@@ -76,6 +81,7 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	})
 	c.waitClusterOperatorVersion(t, "4.22.0")
 	c.switchToFRRK8s(t)
+	c.assertAdmittedUnder(t, true)
 
 	op.stop(t)
 	op = startOperator(t, c.Env, cluster.Release("4.22.1", release.MetalLB+"-1"), "--kubeconfig="+kubeconfig, hung)
@@ -145,6 +151,36 @@ func (c *metallbCluster) waitField(t *testing.T, object, output, want string) {
 	if err != nil {
 		t.Fatalf("%s %s is not %q within 30s: %q", object, output, want, out)
 	}
+}
+
+// installFromManifests applies manifests/ as a user does (kubectl apply -k),
+// and its OpenShift-only files, the ClusterOperator and the speakers' SCC, as
+// the CVO does.
+func (c *metallbCluster) installFromManifests(t *testing.T) {
+	t.Helper()
+	t.Logf("kubectl apply -k manifests/:\n%s", kubectl(t, c.Env, "apply", "-k", manifestsDir))
+	kubectl(t, c.Env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_metallb_06_clusteroperator.yaml"),
+		"-f", filepath.Join(manifestsDir, "0000_70_metallb_03_scc.yaml"))
+}
+
+// assertAdmittedUnder checks that the pods in MetalLB's namespace, those of
+// frr-k8s with it, were admitted under the SCCs of their workloads
+// (testenv.CheckAdmittedUnder).
+func (c *metallbCluster) assertAdmittedUnder(t *testing.T, frrK8s bool) {
+	t.Helper()
+	want := map[string]string{manifests.ControllerName: manifests.ControllerSCC, manifests.SpeakerName: manifests.SpeakerSCC}
+	if frrK8s {
+		want[manifests.FRRK8sName], want[manifests.FRRK8sStatusCleaner] = manifests.FRRK8sSCC, manifests.FRRK8sStatusCleanerSCC
+	}
+	pods, err := c.Client.CoreV1().Pods(metallbNamespace).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems, seen := testenv.CheckAdmittedUnder(pods.Items, want)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	t.Logf("pods admitted, by workload: %v; SCCs %v", seen, want)
 }
 
 // switchToFRRK8s applies the user guide's frr-k8s example: the frr-k8s

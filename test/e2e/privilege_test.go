@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -28,6 +29,7 @@ var (
 	crdKind                = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 	webhookConfigKind      = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration"}
 	namespaceKind          = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
+	sccKind                = schema.GroupVersionKind{Group: "security.openshift.io", Version: "v1", Kind: "SecurityContextConstraints"}
 )
 
 // foreignObjects are objects of the kinds the operator writes that it does not
@@ -74,14 +76,17 @@ type attempt struct {
 // ClusterRoleBinding, a CRD, a webhook configuration or a Namespace it does not
 // render (the example ClusterRole has no rules, so only resourceNames keep the
 // operator from it), nor hand what it holds to everyone through its own
-// RoleBinding.
+// RoleBinding. On OpenShift (its SCC API and default SCCs here) it lets
+// MetalLB's accounts use their SCCs, and can neither create or change an SCC
+// nor let any account use another SCC.
 func TestOperatorCannotWidenItsOwnPermissions(t *testing.T) {
 	world.SideBySide(t, world.Beside)
 	if testing.Short() {
 		t.Skip("needs a control plane: not run with -short")
 	}
-	env := testenv.New(t, testenv.Options{})
+	env := testenv.New(t, testenv.Options{SCCAdmission: true})
 	kubectl(t, env, "apply", "-k", manifestsDir)
+	kubectl(t, env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_metallb_03_scc.yaml"))
 	kubectl(t, env, "apply", "-f", writeTemp(t, foreignObjects))
 	operator, err := client.New(impersonateOperator(env.Config), client.Options{})
 	if err != nil {
@@ -130,7 +135,8 @@ func renderedToApply(t *testing.T) []*unstructured.Unstructured {
 }
 
 // rendered are the objects of those kinds that the operator renders with
-// the defaults and a BGP backend.
+// the defaults and a BGP backend, where pods are admitted by SCCs (which adds
+// their grants).
 func rendered(t *testing.T, backend v1beta1.BGPBackend, kinds ...string) []*unstructured.Unstructured {
 	t.Helper()
 	images, err := manifests.ImagesFromEnv(func(string) string { return "" }, "4.22.0")
@@ -138,7 +144,8 @@ func rendered(t *testing.T, backend v1beta1.BGPBackend, kinds ...string) []*unst
 		t.Fatal(err)
 	}
 	obj := &v1beta1.MetalLB{Spec: v1beta1.MetalLBSpec{BGPBackend: backend}}
-	s, err := manifests.SettingsFor(manifests.Environment{Namespace: metallbNamespace, Images: images, Webhooks: true}, obj)
+	env := manifests.Environment{Namespace: metallbNamespace, Images: images, Webhooks: true, SCCAdmission: true}
+	s, err := manifests.SettingsFor(env, obj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +164,7 @@ func allowedAttempts() []attempt {
 		labelPatch(clusterRoleKind, "", "metallb-system:controller"),
 		labelPatch(clusterRoleBindingKind, "", "metallb-system:speaker"),
 		labelPatch(roleKind, metallbNamespace, "pod-lister"),
+		labelPatch(roleBindingKind, metallbNamespace, "speaker-scc"),
 		labelPatch(crdKind, "", "ipaddresspools.metallb.io"),
 		labelPatch(webhookConfigKind, "", "metallb-webhook-configuration"),
 		labelPatch(namespaceKind, "", metallbNamespace),
@@ -185,7 +193,32 @@ func widening() []attempt {
 		labelPatch(crdKind, "", "widgets.example.com"),
 		labelPatch(webhookConfigKind, "", "example-webhook-configuration"),
 		labelPatch(namespaceKind, "", "default"),
+		{what: "creating an SCC that lets every user run privileged pods", do: createPrivilegedSCC},
+		labelPatch(sccKind, "", "restricted-v2"),
+		labelPatch(sccKind, "", manifests.SpeakerSCC),
+		{what: "creating a Role that lets the speaker use SCC anyuid", do: func(ctx context.Context, c client.Client) error {
+			return c.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: metallbNamespace, Name: "speaker-anyuid"},
+				Rules: []rbacv1.PolicyRule{{APIGroups: []string{"security.openshift.io"}, Resources: []string{"securitycontextconstraints"},
+					ResourceNames: []string{"anyuid"}, Verbs: []string{"use"}}}})
+		}},
+		{what: "binding system:openshift:scc:hostaccess to the speaker", do: func(ctx context.Context, c client.Client) error {
+			return c.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: metallbNamespace, Name: "speaker-hostaccess"},
+				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:openshift:scc:hostaccess"},
+				Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: manifests.SpeakerName, Namespace: metallbNamespace}}})
+		}},
 	}
+}
+
+// createPrivilegedSCC creates an SCC that every authenticated user may use
+// (its groups field grants it without RBAC) and that admits privileged pods.
+func createPrivilegedSCC(ctx context.Context, c client.Client) error {
+	scc := object(sccKind, "", "everyone-privileged")
+	scc.Object["allowPrivilegedContainer"] = true
+	scc.Object["groups"] = []any{"system:authenticated"}
+	for _, strategy := range []string{"runAsUser", "seLinuxContext", "fsGroup", "supplementalGroups"} {
+		scc.Object[strategy] = map[string]any{"type": "RunAsAny"}
+	}
+	return c.Create(ctx, scc)
 }
 
 func bindClusterAdminToSelf(ctx context.Context, c client.Client) error {

@@ -89,6 +89,7 @@ func add(mgr ctrl.Manager, opts Options, inv manifests.Inventory, reporter publi
 		pace:        clock.RealClock{},
 	}
 	r.opts.Environment.OpenShift = r.openshift
+	r.opts.Environment.SCCAdmission = served(mgr, objects.SecurityContextConstraints)
 	r.apiServerAPI = served(mgr, objects.APIServer)
 	var err error
 	if r.lookup, err = newLookupCache(mgr, inv, opts.Namespace); err != nil {

@@ -2,6 +2,8 @@ package metallb
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
@@ -159,18 +162,22 @@ func (m *moduleEnv) waitClusterOperatorDegraded(t *testing.T, reason string) {
 	})
 }
 
-// On OpenShift, under OpenShift's own SCC admission with kube-controller-
-// manager creating the pods as itself: MetalLB's pods are refused while their
-// service accounts may use no SCC that admits them (the controller's fixed
-// UID is outside the namespace's range, the speaker needs the host's network
-// and NET_RAW), and Degraded says so within 10 s of the workloads' creation,
-// quoting the SCC admission; once the accounts are granted an SCC that admits
-// them (as an administrator would), the pods are created under it, Degraded
-// clears and MetalLB reports its version. The operator renders no SCC grant
-// yet (issue 42): the grants here are the test's.
-func TestSCCRefusalIsDegraded(t *testing.T) {
+// speakerSCCFile is the speakers' SCC, which the operator's manifests bring.
+var speakerSCCFile = filepath.Join("..", "..", "..", "manifests", "0000_70_metallb_03_scc.yaml")
+
+// On OpenShift, under its own SCC admission with kube-controller-manager
+// creating the pods as their service accounts: every pod, with the native BGP
+// backend and with frr-k8s, is admitted under the SCC it names, which the
+// module's Roles alone let its account use (the controller restricted-v2, the
+// speakers their own SCC from the manifests, frr-k8s privileged and its status
+// cleaner hostnetwork-v2), and MetalLB reports its version. With the speakers'
+// SCC gone (as an administrator might delete it), a speaker is refused and
+// Degraded says so within 10 s, naming the DaemonSet and quoting the
+// admission; with it back, Degraded clears.
+func TestEveryPodAdmittedUnderItsSCC(t *testing.T) {
 	t.Parallel()
 	m := newModuleEnv(t, testenv.Options{SCCAdmission: true, ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(2)})
+	m.create(t, speakerSCCFile)
 	m.run(t, testOptions())
 	ctx := t.Context()
 	m.waitCRDs(t)
@@ -179,30 +186,55 @@ func TestSCCRefusalIsDegraded(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.createPool(t, manifests.DefaultNamespace, "pool1")
-	start := time.Now()
-	c := m.waitDegradedWithin(t, clusterObject, 10*time.Second, func(c metav1.Condition) bool {
-		return c.Reason == plan.ReasonPodsRefused && strings.Contains(c.Message, "the DaemonSet speaker cannot create its pods") &&
-			strings.Contains(c.Message, "the Deployment controller cannot create its pods")
-	})
-	t.Logf("PodsRefused %s after the pool: %s", time.Since(start).Round(time.Millisecond), c.Message)
-	if !strings.Contains(c.Message, "unable to validate against any security context constraint") {
-		t.Errorf("Degraded does not quote the SCC admission: %q", c.Message)
-	}
-
-	grants := map[string]string{manifests.ControllerName: "nonroot-v2", manifests.SpeakerName: "privileged"}
-	for account, scc := range grants {
-		m.GrantSCC(t, manifests.DefaultNamespace, account, scc)
-	}
 	m.waitStatus(t, testOptions().Images.ReleaseVersion, 2*time.Minute)
-	m.waitDegradedWithin(t, clusterObject, 10*time.Second, func(c metav1.Condition) bool { return c.Status == metav1.ConditionFalse })
-	var pods corev1.PodList
-	if err := m.client.List(ctx, &pods, client.InNamespace(manifests.DefaultNamespace)); err != nil {
+	m.assertAdmittedUnder(t, map[string]string{manifests.ControllerName: manifests.ControllerSCC, manifests.SpeakerName: manifests.SpeakerSCC})
+
+	if err := m.setSpec(t, "bgpBackend: frr-k8s"); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range pods.Items {
-		account, scc := p.Spec.ServiceAccountName, p.Annotations[testenv.SCCAnnotation]
-		if want, ok := grants[account]; ok && scc != want {
-			t.Errorf("pod %s (account %s) admitted under SCC %q, want %q", p.Name, account, scc, want)
-		}
+	waitFor(t, "speakers using frr-k8s on every node", 2*time.Minute, func(context.Context) (bool, error) {
+		ds := m.get(t, objects.DaemonSet, manifests.DefaultNamespace, manifests.SpeakerName)
+		containers, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
+		updated, _, _ := unstructured.NestedInt64(ds.Object, "status", "updatedNumberScheduled")
+		ready, _, _ := unstructured.NestedInt64(ds.Object, "status", "numberReady")
+		return strings.Contains(fmt.Sprint(containers), "METALLB_BGP_TYPE value:frr-k8s") && updated == 2 && ready == 2, nil
+	})
+	m.waitStatus(t, testOptions().Images.ReleaseVersion, time.Minute)
+	m.assertAdmittedUnder(t, map[string]string{manifests.ControllerName: manifests.ControllerSCC, manifests.SpeakerName: manifests.SpeakerSCC,
+		manifests.FRRK8sName: manifests.FRRK8sSCC, manifests.FRRK8sStatusCleaner: manifests.FRRK8sStatusCleanerSCC})
+
+	scc := objects.Empty(objects.SecurityContextConstraints)
+	scc.SetName(manifests.SpeakerSCC)
+	if err := m.client.Delete(ctx, scc); err != nil {
+		t.Fatal(err)
 	}
+	start := time.Now()
+	m.deletePods(t, manifests.SpeakerPods, 1)
+	c := m.waitDegradedWithin(t, clusterObject, 10*time.Second, func(c metav1.Condition) bool {
+		return c.Reason == plan.ReasonPodsRefused && strings.Contains(c.Message, "the DaemonSet speaker cannot create its pods")
+	})
+	t.Logf("PodsRefused %s after the speaker's deletion: %s", time.Since(start).Round(time.Millisecond), c.Message)
+	if !strings.Contains(c.Message, manifests.SpeakerSCC) {
+		t.Errorf("Degraded does not quote the SCC admission's refusal, which names the SCC %s: %q", manifests.SpeakerSCC, c.Message)
+	}
+	m.create(t, speakerSCCFile)
+	start = time.Now()
+	m.waitDegradedWithin(t, clusterObject, time.Minute, func(c metav1.Condition) bool { return c.Status == metav1.ConditionFalse })
+	t.Logf("Degraded cleared %s after the SCC was created again", time.Since(start).Round(time.Millisecond))
+	m.waitSpeakers(t, 2)
+}
+
+// assertAdmittedUnder checks that the pods in MetalLB's namespace were
+// admitted under the SCCs of their workloads (testenv.CheckAdmittedUnder).
+func (m *moduleEnv) assertAdmittedUnder(t *testing.T, want map[string]string) {
+	t.Helper()
+	var pods corev1.PodList
+	if err := m.client.List(t.Context(), &pods, client.InNamespace(manifests.DefaultNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	problems, seen := testenv.CheckAdmittedUnder(pods.Items, want)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	t.Logf("pods admitted, by workload: %v; SCCs %v", seen, want)
 }

@@ -55,6 +55,10 @@ type data struct {
 	// workload partitioning, with ManagementWorkloadAnnotation on each pod.
 	ManagementWorkloads          bool
 	ManagementWorkloadAnnotation string
+	// SCCAdmission leaves the user and group of the controller to its SCC;
+	// SCCGrants are the Roles that let the service accounts use their SCCs.
+	SCCAdmission bool
+	SCCGrants    []sccGrant
 }
 
 // OpenShift's workload partitioning: pods of a namespace annotated
@@ -78,6 +82,9 @@ type frrK8sData struct {
 	Image, FRRImage string
 	AlwaysBlock     []string
 	MinReadySeconds int
+	// Annotations and StatusCleanerAnnotations are those of the DaemonSet's
+	// and the status cleaner's pods beyond upstream's.
+	Annotations, StatusCleanerAnnotations map[string]string
 }
 
 // frrK8sMinReadySeconds is how long a new frr-k8s pod must have been ready to
@@ -138,17 +145,24 @@ func newData(s Settings, memberlistKey string) data {
 		speaker.Annotations[managementWorkloadKey] = managementWorkloadValue
 		controller.Annotations[managementWorkloadKey] = managementWorkloadValue
 	}
+	frrK8s := frrK8sData{Image: s.Images.FRRK8s, FRRImage: s.Images.FRR, AlwaysBlock: s.FRRK8sAlwaysBlock,
+		MinReadySeconds: frrK8sMinReadySeconds}
+	if s.SCCAdmission {
+		speaker.Annotations[RequiredSCCAnnotation] = SpeakerSCC
+		controller.Annotations[RequiredSCCAnnotation] = ControllerSCC
+		frrK8s.Annotations = map[string]string{RequiredSCCAnnotation: FRRK8sSCC}
+		frrK8s.StatusCleanerAnnotations = map[string]string{RequiredSCCAnnotation: FRRK8sStatusCleanerSCC}
+	}
 	return data{
-		Namespace:         s.Namespace,
-		ReleaseVersion:    s.Images.ReleaseVersion,
-		MetricsPort:       metricsPort,
-		LogLevel:          string(s.LogLevel),
-		LoadBalancerClass: s.LoadBalancerClass,
-		MaxUnavailable:    s.MaxUnavailable,
-		Webhooks:          s.Webhooks,
-		BGPBackend:        string(s.BGPBackend),
-		FRRK8s: frrK8sData{Image: s.Images.FRRK8s, FRRImage: s.Images.FRR, AlwaysBlock: s.FRRK8sAlwaysBlock,
-			MinReadySeconds: frrK8sMinReadySeconds},
+		Namespace:                    s.Namespace,
+		ReleaseVersion:               s.Images.ReleaseVersion,
+		MetricsPort:                  metricsPort,
+		LogLevel:                     string(s.LogLevel),
+		LoadBalancerClass:            s.LoadBalancerClass,
+		MaxUnavailable:               s.MaxUnavailable,
+		Webhooks:                     s.Webhooks,
+		BGPBackend:                   string(s.BGPBackend),
+		FRRK8s:                       frrK8s,
 		MemberlistKey:                memberlistKey,
 		MemberlistConfig:             memberlistConfig,
 		Controller:                   controller,
@@ -160,6 +174,8 @@ func newData(s Settings, memberlistKey string) data {
 		TLSArgs:                      s.TLS.Args(),
 		ManagementWorkloads:          s.OpenShift,
 		ManagementWorkloadAnnotation: managementWorkloadValue,
+		SCCAdmission:                 s.SCCAdmission,
+		SCCGrants:                    sccGrants(s),
 	}
 }
 

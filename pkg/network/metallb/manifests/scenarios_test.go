@@ -27,7 +27,7 @@ type scenario struct {
 	env        map[string]string       // the operator's environment; unset variables keep defaults
 	noWebhooks bool                    // the operator runs with --metallb-webhooks=false
 	monitoring bool                    // prometheus-operator's CRDs exist
-	openshift  bool                    // OpenShift's Infrastructure API exists
+	openshift  bool                    // OpenShift: its Infrastructure API exists, pods are admitted by SCCs
 	clusterTLS configv1.TLSProfileType // the cluster's TLS security profile, if any
 }
 
@@ -72,7 +72,8 @@ func (sc scenario) render(t testing.TB) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := Environment{Namespace: DefaultNamespace, Images: images, Webhooks: !sc.noWebhooks, Monitoring: sc.monitoring, OpenShift: sc.openshift}
+	env := Environment{Namespace: DefaultNamespace, Images: images, Webhooks: !sc.noWebhooks, Monitoring: sc.monitoring,
+		OpenShift: sc.openshift, SCCAdmission: sc.openshift}
 	if sc.clusterTLS != "" {
 		env.ClusterTLSProfile = &configv1.TLSSecurityProfile{Type: sc.clusterTLS}
 	}

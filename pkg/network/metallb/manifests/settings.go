@@ -50,6 +50,10 @@ type Environment struct {
 	// exists): with Monitoring, the namespace is labelled for the platform's
 	// Prometheus, and its service account may read the scrape targets.
 	OpenShift bool
+	// SCCAdmission tells that the API server admits pods by OpenShift's
+	// SecurityContextConstraints (their kind is served): each pod names its
+	// SCC, granted by a Role (scc.go).
+	SCCAdmission bool
 	// ClusterTLSProfile is the cluster's TLS security profile (on OpenShift,
 	// the APIServer's spec.tlsSecurityProfile), nil where there is none.
 	ClusterTLSProfile *configv1.TLSSecurityProfile
