@@ -52,7 +52,7 @@ for crd in "$src"/config/crd/bases/metallb.io_*.yaml; do
   cp "$crd" "$out/bindata/metallb/010-crd-$(basename "$crd")"
 done
 for crd in "$frr_src"/config/crd/bases/frrk8s.metallb.io_*.yaml; do
-  { echo '{{- if eq .BGPBackend "frr-k8s" }}'; cat "$crd"; echo '{{- end }}'; } >"$out/bindata/metallb/012-crd-$(basename "$crd")"
+  { echo '{{- if .FRRK8s.Deploy }}'; cat "$crd"; echo '{{- end }}'; } >"$out/bindata/metallb/012-crd-$(basename "$crd")"
 done
 cp "$src/config/manifests/metallb-native.yaml" "$src/config/manifests/metallb-frr-k8s.yaml" "$out/$upstream/"
 cp "$frr_src/config/all-in-one/frr-k8s.yaml" "$out/$upstream/frr-k8s.yaml"

@@ -48,6 +48,9 @@ The memberlist Secret's key is a placeholder: the operator generates the real on
 				return usageError{err}
 			}
 			env := manifests.Environment{Namespace: o.namespace, Webhooks: o.webhooks, OpenShift: o.openshift, SCCAdmission: o.openshift}
+			if o.openshift {
+				env.PlatformFRRK8s = &manifests.PlatformFRRK8s{Namespace: manifests.OpenShiftFRRK8sNamespace, Enabled: true}
+			}
 			return render(cmd.OutOrStdout(), env, obj)
 		},
 	}
@@ -55,7 +58,7 @@ The memberlist Secret's key is a placeholder: the operator generates the real on
 	f.StringVarP(&o.file, "file", "f", "", "a file holding a metallb.io/v1beta1 MetalLB object")
 	f.StringVar(&o.namespace, "namespace", o.namespace, "namespace MetalLB runs in")
 	f.BoolVar(&o.webhooks, "metallb-webhooks", o.webhooks, "have MetalLB's controller serve its validating webhooks, as `start` does")
-	f.BoolVar(&o.openshift, "openshift", false, "render for OpenShift, as `start` does where OpenShift's APIs are served (SCC grants, workload partitioning)")
+	f.BoolVar(&o.openshift, "openshift", false, "render for OpenShift, as `start` does where OpenShift's APIs are served (SCC grants, workload partitioning; the frr-k8s backend uses the network operator's frr-k8s, FRR enabled)")
 	f.StringVar(&o.logLevel, "log-level", "", "spec.logLevel: all, debug, info, warn, error or none")
 	f.StringVar(&o.loadBalancerClass, "load-balancer-class", "", "spec.loadBalancerClass")
 	f.StringToStringVar(&o.nodeSelector, "speaker-node-selector", nil, "spec.nodeSelector, as key=value,...")

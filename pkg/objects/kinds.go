@@ -41,6 +41,10 @@ var (
 // served, a pod runs only under an SCC its service account may use.
 var SecurityContextConstraints = schema.GroupVersionKind{Group: "security.openshift.io", Version: "v1", Kind: "SecurityContextConstraints"}
 
+// Network is OpenShift's network operator configuration; its one object,
+// "cluster", says whether that operator runs frr-k8s.
+var Network = schema.GroupVersionKind{Group: "operator.openshift.io", Version: "v1", Kind: "Network"}
+
 // ClusterConfigName names each of OpenShift's cluster-wide configuration
 // objects (Infrastructure, APIServer): there is one of each, "cluster".
 const ClusterConfigName = "cluster"

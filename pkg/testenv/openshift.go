@@ -15,6 +15,12 @@ import (
 //go:embed crds/apiservers.config.openshift.io.yaml
 var APIServerCRD []byte
 
+// NetworkCRD is OpenShift's network operator API (networks.operator.openshift.io),
+// the CRD the pinned github.com/openshift/api ships, as YAML.
+//
+//go:embed crds/networks.operator.openshift.io.yaml
+var NetworkCRD []byte
+
 // Decode decodes one object of YAML, for a test to create.
 func Decode(t testing.TB, data []byte) *unstructured.Unstructured {
 	t.Helper()

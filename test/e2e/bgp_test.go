@@ -157,10 +157,12 @@ func (c *bgpCluster) waitServiceBGPStatus(t *testing.T, nodes ...string) {
 }
 
 // waitNextHops waits until the router's paths to the address go through
-// exactly the nodes named.
+// exactly the nodes named. Two minutes: on a loaded machine (four stories
+// side by side) a frr-k8s reload of FRR took 27 s, twice in a row, before a
+// node's session came up (run 75).
 func (c *bgpCluster) waitNextHops(t *testing.T, ip net.IP, nodes ...string) {
 	t.Helper()
-	c.waitNextHopsWithin(t, time.Minute, ip, nodes...)
+	c.waitNextHopsWithin(t, 2*time.Minute, ip, nodes...)
 }
 
 func (c *bgpCluster) waitNextHopsWithin(t *testing.T, timeout time.Duration, ip net.IP, nodes ...string) {

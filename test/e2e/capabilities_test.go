@@ -1,12 +1,18 @@
 package e2e
 
 import (
+	"maps"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
+	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
 	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
@@ -41,5 +47,36 @@ func TestSpeakerWithoutNetRawAnswersNothing(t *testing.T) {
 		if log := c.Runner.ContainerLog(pod, "speaker"); !strings.Contains(log, "operation not permitted") {
 			t.Errorf("%s's log does not show its ARP responder refused:\n%s", pod, log)
 		}
+	}
+}
+
+// On OpenShift, under OpenShift's own SCC admission, kube-controller-manager
+// creating the pods as their service accounts: the real speakers, admitted
+// under the SCC the module grants them (the speakers' own, from the
+// manifests), hold exactly NET_RAW and answer ARP and NDP for a dual-stack
+// Service; the controller, under restricted-v2, runs as a user of the
+// namespace's range and hands out both addresses.
+func TestSpeakersAnswerUnderTheirSCC(t *testing.T) {
+	if !world.Enter(t, world.Beside) {
+		return
+	}
+	c := newMetallbCluster(t, func(o *testenv.Options) { o.SCCAdmission = true })
+	kubectl(t, c.Env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_metallb_03_scc.yaml"))
+	op := startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB))
+	op.waitReady(t)
+	c.configureDualStack(t)
+	c.waitMetallb(t, release.MetalLB, 3*time.Minute)
+	c.assertAdmittedUnder(t, false)
+	for pod := range maps.Values(c.speakerPods(t)) {
+		if caps, ok := c.Runner.Capabilities(pod, "speaker"); !ok || !slices.Equal(caps, []string{"NET_RAW"}) {
+			t.Errorf("%s holds capabilities %v, want NET_RAW alone", pod, caps)
+		}
+	}
+	for _, ip := range c.expose(t, "web", corev1.IPv4Protocol, corev1.IPv6Protocol) {
+		node, err := c.answer(t, ip, 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %s answered by %s", family(ip), ip, node)
 	}
 }

@@ -83,11 +83,7 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	c.switchToFRRK8s(t)
 	c.assertAdmittedUnder(t, true)
 
-	op.stop(t)
-	op = startOperator(t, c.Env, cluster.Release("4.22.1", release.MetalLB+"-1"), "--kubeconfig="+kubeconfig, hung)
-	op.waitReady(t)
-	c.waitMetallb(t, release.MetalLB+"-1", 5*time.Minute)
-	c.waitClusterOperatorVersion(t, "4.22.1")
+	op = c.upgradeOntoOpenShiftsFRRK8s(t, op, "--kubeconfig="+kubeconfig, hung)
 
 	kubectl(t, c.Env, "delete", "-f", tune, "-f", activate) // tune names the MetalLB object, now with frr-k8s
 	c.waitWorkloadsGone(t)
@@ -96,6 +92,46 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	used := readAudit(t, c.Env.AuditLog, operatorAccount)
 	grants := readGrants(t, manifestsDir)
 	checkGrants(t, grants, used)
+}
+
+// upgradeOntoOpenShiftsFRRK8s upgrades the operator with an OpenShift whose
+// network operator now runs frr-k8s (its Network API, FRR enabled, its
+// namespace): the upgraded operator moves the speakers to that frr-k8s, where
+// they write their FRRConfigurations (for a BGPPeer made for it, then
+// deleted), and removes its own, so that a node runs one FRR. It returns the
+// upgraded operator.
+func (c *metallbCluster) upgradeOntoOpenShiftsFRRK8s(t *testing.T, op *runningOperator, args ...string) *runningOperator {
+	t.Helper()
+	op.stop(t)
+	kubectl(t, c.Env, "apply", "-f", writeTemp(t, string(testenv.NetworkCRD)))
+	kubectl(t, c.Env, "wait", "--for=condition=Established", "crd/networks.operator.openshift.io")
+	kubectl(t, c.Env, "apply", "-f", writeTemp(t, "apiVersion: operator.openshift.io/v1\nkind: Network\nmetadata:\n  name: cluster\n"+
+		"spec:\n  additionalRoutingCapabilities:\n    providers: [FRR]\n"))
+	createNamespaces(t, c.Env, manifests.OpenShiftFRRK8sNamespace)
+	op = startOperator(t, c.Env, cluster.Release("4.22.1", release.MetalLB+"-1"), args...)
+	op.waitReady(t)
+	c.waitMetallb(t, release.MetalLB+"-1", 5*time.Minute)
+	c.waitClusterOperatorVersion(t, "4.22.1")
+	c.waitPods(t, "speakers with OpenShift's frr-k8s", 3*time.Minute, func(p *corev1.Pod) bool {
+		return p.Labels["component"] != "speaker" || slices.ContainsFunc(p.Spec.Containers[0].Env, func(e corev1.EnvVar) bool {
+			return e.Name == "FRRK8S_NAMESPACE" && e.Value == manifests.OpenShiftFRRK8sNamespace
+		})
+	})
+	// A peer, for the speakers to have something to tell FRR: its BGP sessions.
+	peer := writeTemp(t, "apiVersion: metallb.io/v1beta2\nkind: BGPPeer\nmetadata:\n  name: router\n  namespace: metallb-system\n"+
+		"spec:\n  myASN: 64500\n  peerASN: 64501\n  peerAddress: 192.0.2.3\n")
+	kubectl(t, c.Env, "apply", "-f", peer)
+	defer kubectl(t, c.Env, "delete", "-f", peer)
+	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, 2*time.Minute, true, func(context.Context) (bool, error) {
+		own, _ := kubectlErr(c.Env, "get", "daemonsets,deployments", "-n", metallbNamespace, "-o", "name")
+		written, _ := kubectlErr(c.Env, "get", "frrconfigurations", "-n", manifests.OpenShiftFRRK8sNamespace, "-o", "name")
+		return !strings.Contains(own, manifests.FRRK8sPrefix) && strings.Count(written, "\n") == len(c.Nodes), nil
+	})
+	if err != nil {
+		t.Fatalf("frr-k8s still runs in %s, or the speakers wrote no FRRConfiguration in %s:\n%s", metallbNamespace,
+			manifests.OpenShiftFRRK8sNamespace, kubectl(t, c.Env, "get", "daemonsets,deployments,frrconfigurations", "-A"))
+	}
+	return op
 }
 
 // installMonitoring creates prometheus-operator's CRDs, the operator

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -33,6 +34,7 @@ func (r *Reconciler) observe(ctx context.Context, now time.Time) (*plan.Snapshot
 	for _, read := range []func(context.Context, *plan.Snapshot) error{
 		r.readMetalLBs, r.readPlatform, r.readOwned, r.readMonitoring, r.readForeign, r.readWorkloads, r.readMemberlistKeys, r.readConfigs,
 		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readClusterOperator, r.readClusterTLSProfile,
+		r.readPlatformFRRK8s,
 	} {
 		if err := read(ctx, s); err != nil {
 			return nil, err
@@ -261,4 +263,21 @@ func (r *Reconciler) readClusterTLSProfile(ctx context.Context, s *plan.Snapshot
 		s.ClusterTLSProfile = apiServer.Spec.TLSSecurityProfile
 	}
 	return client.IgnoreNotFound(err)
+}
+
+// readPlatformFRRK8s reads whether OpenShift's network operator runs frr-k8s:
+// its Network object lists FRR among spec.additionalRoutingCapabilities'
+// providers.
+func (r *Reconciler) readPlatformFRRK8s(ctx context.Context, s *plan.Snapshot) error {
+	if !r.networkAPI {
+		return nil
+	}
+	network := objects.Empty(objects.Network)
+	err := r.client.Get(ctx, client.ObjectKey{Name: objects.ClusterConfigName}, network)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	providers, _, _ := unstructured.NestedStringSlice(network.Object, "spec", "additionalRoutingCapabilities", "providers")
+	s.PlatformFRRK8s = &manifests.PlatformFRRK8s{Namespace: manifests.OpenShiftFRRK8sNamespace, Enabled: slices.Contains(providers, "FRR")}
+	return nil
 }

@@ -39,8 +39,11 @@ type Reconciler struct {
 	// apiServerAPI tells that OpenShift's APIServer API exists: its
 	// cluster's TLS profile is MetalLB's unless the MetalLB object sets one.
 	apiServerAPI bool
-	inventory    manifests.Inventory
-	reporter     publish.Reporter
+	// networkAPI tells that OpenShift's network operator API exists: that
+	// operator runs frr-k8s where its Network object asks for it.
+	networkAPI bool
+	inventory  manifests.Inventory
+	reporter   publish.Reporter
 
 	manager     ctrl.Manager
 	controller  controller.Controller
@@ -91,6 +94,7 @@ func add(mgr ctrl.Manager, opts Options, inv manifests.Inventory, reporter publi
 	r.opts.Environment.OpenShift = r.openshift
 	r.opts.Environment.SCCAdmission = served(mgr, objects.SecurityContextConstraints)
 	r.apiServerAPI = served(mgr, objects.APIServer)
+	r.networkAPI = served(mgr, objects.Network)
 	var err error
 	if r.lookup, err = newLookupCache(mgr, inv, opts.Namespace); err != nil {
 		return nil, err

@@ -41,6 +41,11 @@ func (r *Reconciler) watches(b *builder.Builder) *builder.Builder {
 			return o.GetName() == objects.ClusterConfigName
 		}), predicate.GenerationChangedPredicate{}))
 	}
+	if r.networkAPI { // FRR enabled or not: the frr-k8s backend uses the platform's
+		b = b.Watches(objects.Empty(objects.Network), all, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetName() == objects.ClusterConfigName
+		}), predicate.GenerationChangedPredicate{}))
+	}
 	if r.reporter.ClusterOperator != nil { // written again once the CVO recreates it
 		b = b.Watches(&configv1.ClusterOperator{}, all, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetName() == r.opts.ClusterOperator

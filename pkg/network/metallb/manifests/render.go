@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/bmlb/cluster-network-operator/bindata"
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/render"
 )
 
@@ -79,6 +80,11 @@ var apiServerPorts = []int{443, 6443}
 // frrK8sData is what the frr-k8s templates place beyond the speakers' pod
 // settings, which frr-k8s's DaemonSet follows.
 type frrK8sData struct {
+	// Deploy has the module deploy frr-k8s in MetalLB's namespace; with the
+	// frr-k8s backend and not Deploy, the speakers use the platform's, in
+	// Namespace.
+	Deploy          bool
+	Namespace       string
 	Image, FRRImage string
 	AlwaysBlock     []string
 	MinReadySeconds int
@@ -145,8 +151,8 @@ func newData(s Settings, memberlistKey string) data {
 		speaker.Annotations[managementWorkloadKey] = managementWorkloadValue
 		controller.Annotations[managementWorkloadKey] = managementWorkloadValue
 	}
-	frrK8s := frrK8sData{Image: s.Images.FRRK8s, FRRImage: s.Images.FRR, AlwaysBlock: s.FRRK8sAlwaysBlock,
-		MinReadySeconds: frrK8sMinReadySeconds}
+	frrK8s := frrK8sData{Deploy: s.BGPBackend == v1beta1.BGPBackendFRRK8s && s.FRRK8sNamespace == "", Namespace: s.FRRK8sNamespace,
+		Image: s.Images.FRRK8s, FRRImage: s.Images.FRR, AlwaysBlock: s.FRRK8sAlwaysBlock, MinReadySeconds: frrK8sMinReadySeconds}
 	if s.SCCAdmission {
 		speaker.Annotations[RequiredSCCAnnotation] = SpeakerSCC
 		controller.Annotations[RequiredSCCAnnotation] = ControllerSCC

@@ -41,7 +41,7 @@ func sccGrants(s Settings) []sccGrant {
 		return nil
 	}
 	grants := []sccGrant{{Account: ControllerName, SCCs: []string{ControllerSCC}}, {Account: SpeakerName, SCCs: []string{SpeakerSCC}}}
-	if s.BGPBackend == v1beta1.BGPBackendFRRK8s {
+	if s.BGPBackend == v1beta1.BGPBackendFRRK8s && s.FRRK8sNamespace == "" {
 		grants = append(grants, sccGrant{Account: FRRK8sName, SCCs: []string{FRRK8sSCC, FRRK8sStatusCleanerSCC}})
 	}
 	return grants

@@ -29,6 +29,9 @@ type scenario struct {
 	monitoring bool                    // prometheus-operator's CRDs exist
 	openshift  bool                    // OpenShift: its Infrastructure API exists, pods are admitted by SCCs
 	clusterTLS configv1.TLSProfileType // the cluster's TLS security profile, if any
+	// platformFRR is OpenShift's network operator running frr-k8s (its
+	// Network API served, FRR enabled); without it, as on MicroShift, none.
+	platformFRR bool
 }
 
 // scenarios are rendered from testdata/scenarios/<name>.yaml (a MetalLB object),
@@ -52,6 +55,7 @@ var scenarios = []scenario{
 	{name: "tls-modern-frr-k8s"},
 	{name: "tls-custom"},
 	{name: "openshift-frr-k8s", openshift: true, clusterTLS: configv1.TLSProfileOldType},
+	{name: "openshift-platform-frr-k8s", openshift: true, monitoring: true, platformFRR: true},
 	{name: "custom-images", env: map[string]string{
 		ControllerImageEnv: "registry.example.com/metallb/controller@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 		SpeakerImageEnv:    "registry.example.com/metallb/speaker:" + release.MetalLB + "-patched",
@@ -74,6 +78,9 @@ func (sc scenario) render(t testing.TB) []*unstructured.Unstructured {
 	}
 	env := Environment{Namespace: DefaultNamespace, Images: images, Webhooks: !sc.noWebhooks, Monitoring: sc.monitoring,
 		OpenShift: sc.openshift, SCCAdmission: sc.openshift}
+	if sc.platformFRR {
+		env.PlatformFRRK8s = &PlatformFRRK8s{Namespace: OpenShiftFRRK8sNamespace, Enabled: true}
+	}
 	if sc.clusterTLS != "" {
 		env.ClusterTLSProfile = &configv1.TLSSecurityProfile{Type: sc.clusterTLS}
 	}

@@ -21,8 +21,12 @@ type Settings struct {
 	BGPBackend        v1beta1.BGPBackend
 	// FRRK8sAlwaysBlock are the prefixes frr-k8s refuses from every peer.
 	FRRK8sAlwaysBlock []string
-	Controller        Component
-	Speaker           Component
+	// FRRK8sNamespace is, with the frr-k8s backend, the namespace of the
+	// platform's frr-k8s that the speakers use; empty, the module deploys
+	// its own in MetalLB's namespace.
+	FRRK8sNamespace string
+	Controller      Component
+	Speaker         Component
 	// MaxUnavailable paces the speaker DaemonSet's rolling updates.
 	MaxUnavailable intstr.IntOrString
 	// FailureDetection is the speakers' memberlist timing.
@@ -54,6 +58,8 @@ type Environment struct {
 	// SecurityContextConstraints (their kind is served): each pod names its
 	// SCC, granted by a Role (scc.go).
 	SCCAdmission bool
+	// PlatformFRRK8s is the frr-k8s the platform runs, nil where it runs none.
+	PlatformFRRK8s *PlatformFRRK8s
 	// ClusterTLSProfile is the cluster's TLS security profile (on OpenShift,
 	// the APIServer's spec.tlsSecurityProfile), nil where there is none.
 	ClusterTLSProfile *configv1.TLSSecurityProfile
@@ -98,6 +104,9 @@ func SettingsFor(env Environment, obj *v1beta1.MetalLB) (Settings, error) {
 		return Settings{}, err
 	}
 	applySpec(&s, &obj.Spec)
+	if err := usePlatformFRRK8s(&s, &obj.Spec).ToAggregate(); err != nil {
+		return Settings{}, err
+	}
 	s.TLS = tls
 	return s, nil
 }

@@ -98,12 +98,40 @@ var backendCases = []planCase{
 				"frr-k8s-daemon: 2 of 3 nodes updated, 1 unavailable, speaker: 3 of 3 nodes updated); frr-k8s is not ready on nodes: node-2. Look at their pods"}}},
 }
 
+// platformFRRCases are the decisions of the frr-k8s backend where OpenShift's
+// network operator may run frr-k8s: the speakers use the platform's, and the
+// module never deploys a second.
+var platformFRRCases = []planCase{
+	{name: "OpenShift's frr-k8s on, frr-k8s chosen: none deployed, the speakers use the platform's",
+		cluster: with(running("A"), withSpec(frrK8sSpec), platformFRR(true)),
+		want:    planned{apply: []string{"ClusterRole/metallb-system:speaker", "Deployment/controller", "DaemonSet/speaker"}, version: "A", statuses: []string{"metallb-system/metallb"}}},
+	{name: "OpenShift's frr-k8s off, frr-k8s chosen: refused with what to do, what runs left as it is",
+		cluster: with(runningWith("A", v1beta1.MetalLBSpec{}), withSpec(frrK8sSpec), applied(`{}`), platformFRR(false)),
+		want: planned{version: "A", statuses: []string{"metallb-system/metallb"}, conditions: []string{`Degraded True InvalidConfiguration: spec.bgpBackend: Invalid value: "frr-k8s": ` +
+			"on OpenShift MetalLB uses the cluster network operator's frr-k8s, which is off: add FRR to the Network object's spec.additionalRoutingCapabilities.providers (" +
+			manifests.EnableFRRCommand + "), or use bgpBackend native"}}},
+	{name: "the module's frr-k8s running, OpenShift's turned on: the speakers move to the platform's first, then the module's goes",
+		cluster: with(runningWith("A", frrK8sSpec), withSpec(frrK8sSpec), platformFRR(true)),
+		want:    planned{apply: []string{"DaemonSet/speaker"}, version: "A", statuses: []string{"metallb-system/metallb"}, held: heldUntilNative()}},
+	{name: "the speakers use OpenShift's frr-k8s: the module's goes, its CRDs stay",
+		cluster: with(runningWith("A", frrK8sSpec), withSpec(frrK8sSpec), platformFRR(true), rolledToWith("A", frrK8sSpec, manifests.SpeakerName)),
+		want:    planned{prune: frrK8sPruned, version: "A", statuses: []string{"metallb-system/metallb"}}},
+}
+
+// platformFRR has OpenShift's network operator API exist, with FRR enabled
+// or not.
+func platformFRR(enabled bool) func(*Snapshot) {
+	return func(s *Snapshot) {
+		s.PlatformFRRK8s = &manifests.PlatformFRRK8s{Namespace: manifests.OpenShiftFRRK8sNamespace, Enabled: enabled}
+	}
+}
+
 // heldUntilNative is what going back to native keeps while the speakers roll
 // out without frr-k8s.
 func heldUntilNative() []string {
 	var out []string
 	for _, o := range frrK8sPruned {
-		out = append(out, o+": the speakers have not finished rolling out without frr-k8s: frr-k8s goes once they have")
+		out = append(out, o+": the speakers have not finished rolling out without this frr-k8s: it goes once they have")
 	}
 	return out
 }

@@ -47,6 +47,7 @@ func makePlan(s *Snapshot, opts Options, now time.Time) *Plan {
 	env := opts.Environment
 	env.Monitoring = s.MonitoringServed
 	env.ClusterTLSProfile = s.ClusterTLSProfile
+	env.PlatformFRRK8s = s.PlatformFRRK8s
 	settings := p.settings(s, env)
 	// Unclassed Services are MetalLB's while its controller runs and serves
 	// them, the module's or another installation's (standDown).

@@ -306,6 +306,7 @@ func rolledToWith(release string, spec v1beta1.MetalLBSpec, names ...string) fun
 	return func(s *Snapshot) {
 		opts := planOptions()
 		opts.Images = imagesOf(release)
+		opts.PlatformFRRK8s = s.PlatformFRRK8s // rendered for the snapshot's platform
 		next := runningWith(release, spec)(nil, opts)
 		for _, o := range next.Owned {
 			workload := o.GetKind() == objects.Deployment.Kind || o.GetKind() == objects.DaemonSet.Kind

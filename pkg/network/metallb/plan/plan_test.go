@@ -53,7 +53,7 @@ type planned struct {
 // Every decision of the module is a row: the plan for a snapshot of the
 // cluster, without a cluster.
 func TestPlan(t *testing.T) {
-	for _, tc := range slices.Concat(planCases, backendCases, monitoringCases, refusedCases) {
+	for _, tc := range slices.Concat(planCases, backendCases, platformFRRCases, monitoringCases, refusedCases) {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := planOptions()
 			if tc.opts != nil {

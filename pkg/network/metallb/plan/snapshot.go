@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
@@ -74,6 +75,9 @@ type Snapshot struct {
 	// ClusterTLSProfile is the spec.tlsSecurityProfile of OpenShift's
 	// APIServer/cluster, nil where it, or its API, does not exist.
 	ClusterTLSProfile *configv1.TLSSecurityProfile
+	// PlatformFRRK8s is the frr-k8s OpenShift's network operator runs, nil
+	// where its API does not exist.
+	PlatformFRRK8s *manifests.PlatformFRRK8s
 	// ClusterOperator is nil where it, or its API, does not exist.
 	ClusterOperator *configv1.ClusterOperator
 	// MemberlistKey is a key made for the memberlist Secret when none is

@@ -92,7 +92,8 @@ func writing(s *Snapshot, want []*unstructured.Unstructured, w workloadRef) bool
 
 // keepFRRK8sWhileUsed keeps frr-k8s's objects out of prune while the
 // speakers may still announce through it: when the BGP backend goes back to
-// native, the speakers roll out without it first, then frr-k8s goes. Its
+// native, or to the platform's frr-k8s, the speakers roll out without it
+// first, then frr-k8s goes. Its
 // CRDs, and the FRRConfigurations in them, always stay.
 func (p *Plan) keepFRRK8sWhileUsed(s *Snapshot, want, prune []*unstructured.Unstructured) []*unstructured.Unstructured {
 	i := speakerRef.in(want)
@@ -102,7 +103,7 @@ func (p *Plan) keepFRRK8sWhileUsed(s *Snapshot, want, prune []*unstructured.Unst
 	var out []*unstructured.Unstructured
 	for _, o := range prune {
 		if strings.HasPrefix(o.GetName(), manifests.FRRK8sPrefix) {
-			p.Held = append(p.Held, Held{o, "the speakers have not finished rolling out without frr-k8s: frr-k8s goes once they have"})
+			p.Held = append(p.Held, Held{o, "the speakers have not finished rolling out without this frr-k8s: it goes once they have"})
 			continue
 		}
 		out = append(out, o)

@@ -1,0 +1,46 @@
+package manifests
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+)
+
+// PlatformFRRK8s is the frr-k8s a platform runs itself: on OpenShift the
+// cluster network operator runs frr-k8s in OpenShiftFRRK8sNamespace once its
+// Network object lists FRR among spec.additionalRoutingCapabilities.providers
+// (Enabled). Where it may run one, MetalLB's speakers use it, and the module
+// never deploys a second: two FRRs on a node would both bind BGP's port.
+type PlatformFRRK8s struct {
+	Namespace string
+	Enabled   bool
+}
+
+// OpenShiftFRRK8sNamespace is where OpenShift's network operator runs frr-k8s.
+const OpenShiftFRRK8sNamespace = "openshift-frr-k8s"
+
+// EnableFRRCommand turns on the frr-k8s of OpenShift's network operator.
+const EnableFRRCommand = `oc patch network.operator cluster --type=merge -p '{"spec":{"additionalRoutingCapabilities":{"providers":["FRR"]}}}'`
+
+// usePlatformFRRK8s has the frr-k8s backend use the platform's frr-k8s where
+// the platform may run one, and says what the user must do where it is off or
+// what the spec asks of frr-k8s applies only to the module's own.
+func usePlatformFRRK8s(s *Settings, spec *v1beta1.MetalLBSpec) field.ErrorList {
+	platform := s.PlatformFRRK8s
+	if s.BGPBackend != v1beta1.BGPBackendFRRK8s || platform == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if !platform.Enabled {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "bgpBackend"), s.BGPBackend,
+			"on OpenShift MetalLB uses the cluster network operator's frr-k8s, which is off: add FRR to the Network object's "+
+				"spec.additionalRoutingCapabilities.providers ("+EnableFRRCommand+"), or use bgpBackend native"))
+	}
+	if c := spec.FRRK8sConfig; c != nil && len(c.AlwaysBlock) > 0 {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "frrk8sConfig", "alwaysBlock"),
+			"configures the frr-k8s this operator deploys; on OpenShift MetalLB uses the cluster network operator's frr-k8s, "+
+				"which this operator does not configure: remove it"))
+	}
+	s.FRRK8sNamespace = platform.Namespace
+	return errs
+}
