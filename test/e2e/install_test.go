@@ -103,11 +103,7 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 func (c *metallbCluster) upgradeOntoOpenShiftsFRRK8s(t *testing.T, op *runningOperator, args ...string) *runningOperator {
 	t.Helper()
 	op.stop(t)
-	kubectl(t, c.Env, "apply", "-f", writeTemp(t, string(testenv.NetworkCRD)))
-	kubectl(t, c.Env, "wait", "--for=condition=Established", "crd/networks.operator.openshift.io")
-	kubectl(t, c.Env, "apply", "-f", writeTemp(t, "apiVersion: operator.openshift.io/v1\nkind: Network\nmetadata:\n  name: cluster\n"+
-		"spec:\n  additionalRoutingCapabilities:\n    providers: [FRR]\n"))
-	createNamespaces(t, c.Env, manifests.OpenShiftFRRK8sNamespace)
+	enableOpenShiftsFRR(t, c.Env)
 	op = startOperator(t, c.Env, cluster.Release("4.22.1", release.MetalLB+"-1"), args...)
 	op.waitReady(t)
 	c.waitMetallb(t, release.MetalLB+"-1", 5*time.Minute)
