@@ -22,6 +22,12 @@ const OpenShiftFRRK8sNamespace = "openshift-frr-k8s"
 // EnableFRRCommand turns on the frr-k8s of OpenShift's network operator.
 const EnableFRRCommand = `oc patch network.operator cluster --type=merge -p '{"spec":{"additionalRoutingCapabilities":{"providers":["FRR"]}}}'`
 
+// deploysFRRK8s tells whether the module deploys frr-k8s: with the frr-k8s
+// backend, where the platform runs none.
+func (s Settings) deploysFRRK8s() bool {
+	return s.BGPBackend == v1beta1.BGPBackendFRRK8s && s.FRRK8sNamespace == ""
+}
+
 // usePlatformFRRK8s has the frr-k8s backend use the platform's frr-k8s where
 // the platform may run one, and says what the user must do where it is off or
 // what the spec asks of frr-k8s applies only to the module's own.

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/bmlb/cluster-network-operator/bindata"
-	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/render"
 )
 
@@ -151,7 +150,7 @@ func newData(s Settings, memberlistKey string) data {
 		speaker.Annotations[managementWorkloadKey] = managementWorkloadValue
 		controller.Annotations[managementWorkloadKey] = managementWorkloadValue
 	}
-	frrK8s := frrK8sData{Deploy: s.BGPBackend == v1beta1.BGPBackendFRRK8s && s.FRRK8sNamespace == "", Namespace: s.FRRK8sNamespace,
+	frrK8s := frrK8sData{Deploy: s.deploysFRRK8s(), Namespace: s.FRRK8sNamespace,
 		Image: s.Images.FRRK8s, FRRImage: s.Images.FRR, AlwaysBlock: s.FRRK8sAlwaysBlock, MinReadySeconds: frrK8sMinReadySeconds}
 	if s.SCCAdmission {
 		speaker.Annotations[RequiredSCCAnnotation] = SpeakerSCC

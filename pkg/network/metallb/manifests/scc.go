@@ -1,7 +1,5 @@
 package manifests
 
-import "github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
-
 // On OpenShift a pod is admitted only under a SecurityContextConstraints
 // (SCC) that its service account may use. Each of MetalLB's pods names the
 // narrowest SCC that admits it (RequiredSCCAnnotation), and a Role the module
@@ -41,7 +39,7 @@ func sccGrants(s Settings) []sccGrant {
 		return nil
 	}
 	grants := []sccGrant{{Account: ControllerName, SCCs: []string{ControllerSCC}}, {Account: SpeakerName, SCCs: []string{SpeakerSCC}}}
-	if s.BGPBackend == v1beta1.BGPBackendFRRK8s && s.FRRK8sNamespace == "" {
+	if s.deploysFRRK8s() {
 		grants = append(grants, sccGrant{Account: FRRK8sName, SCCs: []string{FRRK8sSCC, FRRK8sStatusCleanerSCC}})
 	}
 	return grants
