@@ -116,7 +116,8 @@ func (c *metallbCluster) upgradeOntoOpenShiftsFRRK8s(t *testing.T, op *runningOp
 	// A peer, for the speakers to have something to tell FRR: its BGP sessions.
 	peer := writeTemp(t, "apiVersion: metallb.io/v1beta2\nkind: BGPPeer\nmetadata:\n  name: router\n  namespace: metallb-system\n"+
 		"spec:\n  myASN: 64500\n  peerASN: 64501\n  peerAddress: 192.0.2.3\n")
-	kubectl(t, c.Env, "apply", "-f", peer)
+	// Applied once MetalLB's webhook, served by the controller just upgraded, answers.
+	applyOnceServed(t, c.Env, peer)
 	defer kubectl(t, c.Env, "delete", "-f", peer)
 	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, 2*time.Minute, true, func(context.Context) (bool, error) {
 		own, _ := kubectlErr(c.Env, "get", "daemonsets,deployments", "-n", metallbNamespace, "-o", "name")
