@@ -23,17 +23,27 @@ const OpenShiftFRRK8sNamespace = "openshift-frr-k8s"
 const EnableFRRCommand = `oc patch network.operator cluster --type=merge -p '{"spec":{"additionalRoutingCapabilities":{"providers":["FRR"]}}}'`
 
 // deploysFRRK8s tells whether the module deploys frr-k8s: with the frr-k8s
-// backend, where the platform runs none.
+// backend, where the platform may run none.
 func (s Settings) deploysFRRK8s() bool {
-	return s.BGPBackend == v1beta1.BGPBackendFRRK8s && s.FRRK8sNamespace == ""
+	return s.BGPBackend == v1beta1.BGPBackendFRRK8s && s.PlatformFRRK8s == nil
 }
 
-// usePlatformFRRK8s has the frr-k8s backend use the platform's frr-k8s where
-// the platform may run one, and says what the user must do where it is off or
-// what the spec asks of frr-k8s applies only to the module's own.
-func usePlatformFRRK8s(s *Settings, spec *v1beta1.MetalLBSpec) field.ErrorList {
+// platformFRRK8sNamespace is the namespace of the platform's frr-k8s that the
+// speakers use: with the frr-k8s backend, where the platform may run one
+// (checkPlatformFRRK8s refuses the settings where it does not); else empty.
+func (s Settings) platformFRRK8sNamespace() string {
+	if s.BGPBackend != v1beta1.BGPBackendFRRK8s || s.PlatformFRRK8s == nil {
+		return ""
+	}
+	return s.PlatformFRRK8s.Namespace
+}
+
+// checkPlatformFRRK8s says, where the frr-k8s backend is to use the
+// platform's frr-k8s, what the user must do while it is off, or when the spec
+// asks of frr-k8s what applies only to the module's own.
+func checkPlatformFRRK8s(s Settings, spec *v1beta1.MetalLBSpec) field.ErrorList {
 	platform := s.PlatformFRRK8s
-	if s.BGPBackend != v1beta1.BGPBackendFRRK8s || platform == nil {
+	if s.platformFRRK8sNamespace() == "" {
 		return nil
 	}
 	var errs field.ErrorList
@@ -47,6 +57,5 @@ func usePlatformFRRK8s(s *Settings, spec *v1beta1.MetalLBSpec) field.ErrorList {
 			"configures the frr-k8s this operator deploys; on OpenShift MetalLB uses the cluster network operator's frr-k8s, "+
 				"which this operator does not configure: remove it"))
 	}
-	s.FRRK8sNamespace = platform.Namespace
 	return errs
 }

@@ -39,8 +39,8 @@ func TestFRRK8sBackendUsesThePlatforms(t *testing.T) {
 			if tc.err == nil && err != nil {
 				t.Fatalf("refused: %v", err)
 			}
-			if err == nil && s.FRRK8sNamespace != tc.namespace {
-				t.Errorf("the speakers use the frr-k8s in %q, want %q", s.FRRK8sNamespace, tc.namespace)
+			if got := s.platformFRRK8sNamespace(); err == nil && got != tc.namespace {
+				t.Errorf("the speakers use the frr-k8s in %q, want %q", got, tc.namespace)
 			}
 		})
 	}

@@ -150,7 +150,7 @@ func newData(s Settings, memberlistKey string) data {
 		speaker.Annotations[managementWorkloadKey] = managementWorkloadValue
 		controller.Annotations[managementWorkloadKey] = managementWorkloadValue
 	}
-	frrK8s := frrK8sData{Deploy: s.deploysFRRK8s(), Namespace: s.FRRK8sNamespace,
+	frrK8s := frrK8sData{Deploy: s.deploysFRRK8s(), Namespace: s.platformFRRK8sNamespace(),
 		Image: s.Images.FRRK8s, FRRImage: s.Images.FRR, AlwaysBlock: s.FRRK8sAlwaysBlock, MinReadySeconds: frrK8sMinReadySeconds}
 	if s.SCCAdmission {
 		speaker.Annotations[RequiredSCCAnnotation] = SpeakerSCC

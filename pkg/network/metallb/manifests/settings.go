@@ -21,12 +21,8 @@ type Settings struct {
 	BGPBackend        v1beta1.BGPBackend
 	// FRRK8sAlwaysBlock are the prefixes frr-k8s refuses from every peer.
 	FRRK8sAlwaysBlock []string
-	// FRRK8sNamespace is, with the frr-k8s backend, the namespace of the
-	// platform's frr-k8s that the speakers use; empty, the module deploys
-	// its own in MetalLB's namespace.
-	FRRK8sNamespace string
-	Controller      Component
-	Speaker         Component
+	Controller        Component
+	Speaker           Component
 	// MaxUnavailable paces the speaker DaemonSet's rolling updates.
 	MaxUnavailable intstr.IntOrString
 	// FailureDetection is the speakers' memberlist timing.
@@ -104,7 +100,7 @@ func SettingsFor(env Environment, obj *v1beta1.MetalLB) (Settings, error) {
 		return Settings{}, err
 	}
 	applySpec(&s, &obj.Spec)
-	if err := usePlatformFRRK8s(&s, &obj.Spec).ToAggregate(); err != nil {
+	if err := checkPlatformFRRK8s(s, &obj.Spec).ToAggregate(); err != nil {
 		return Settings{}, err
 	}
 	s.TLS = tls
