@@ -108,11 +108,7 @@ func (c *metallbCluster) upgradeOntoOpenShiftsFRRK8s(t *testing.T, op *runningOp
 	op.waitReady(t)
 	c.waitMetallb(t, release.MetalLB+"-1", 5*time.Minute)
 	c.waitClusterOperatorVersion(t, "4.22.1")
-	c.waitPods(t, "speakers with OpenShift's frr-k8s", 3*time.Minute, func(p *corev1.Pod) bool {
-		return p.Labels["component"] != "speaker" || slices.ContainsFunc(p.Spec.Containers[0].Env, func(e corev1.EnvVar) bool {
-			return e.Name == "FRRK8S_NAMESPACE" && e.Value == manifests.OpenShiftFRRK8sNamespace
-		})
-	})
+	c.waitSpeakersWithEnv(t, "FRRK8S_NAMESPACE", manifests.OpenShiftFRRK8sNamespace)
 	// A peer, for the speakers to have something to tell FRR: its BGP sessions.
 	peer := writeTemp(t, "apiVersion: metallb.io/v1beta2\nkind: BGPPeer\nmetadata:\n  name: router\n  namespace: metallb-system\n"+
 		"spec:\n  myASN: 64500\n  peerASN: 64501\n  peerAddress: 192.0.2.3\n")
@@ -228,9 +224,16 @@ func (c *metallbCluster) switchToFRRK8s(t *testing.T) {
 // (the operator changes them once frr-k8s is available on every node).
 func (c *metallbCluster) waitFRRK8sSpeakers(t *testing.T) {
 	t.Helper()
-	c.waitPods(t, "speakers with frr-k8s", 3*time.Minute, func(p *corev1.Pod) bool {
+	c.waitSpeakersWithEnv(t, "METALLB_BGP_TYPE", "frr-k8s")
+}
+
+// waitSpeakersWithEnv waits until every speaker runs with the environment
+// variable set to value.
+func (c *metallbCluster) waitSpeakersWithEnv(t *testing.T, name, value string) {
+	t.Helper()
+	c.waitPods(t, "speakers with "+name+"="+value, 3*time.Minute, func(p *corev1.Pod) bool {
 		return p.Labels["component"] != "speaker" || slices.ContainsFunc(p.Spec.Containers[0].Env, func(e corev1.EnvVar) bool {
-			return e.Name == "METALLB_BGP_TYPE" && e.Value == "frr-k8s"
+			return e.Name == name && e.Value == value
 		})
 	})
 }

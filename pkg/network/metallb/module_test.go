@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -124,6 +126,21 @@ func (m *moduleEnv) assertMemberlistRestored(t *testing.T, key string) string {
 		t.Error("the restored memberlist Secret has the deleted one's key")
 	}
 	return newKey
+}
+
+// containerEnv is the environment of a workload's first container, the
+// variables set by value.
+func containerEnv(t *testing.T, o *unstructured.Unstructured) map[string]string {
+	t.Helper()
+	var ds appsv1.DaemonSet
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &ds); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, e := range ds.Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	return env
 }
 
 // containerImage is the image of a workload's first container.

@@ -2,7 +2,6 @@ package metallb
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -61,11 +60,9 @@ func TestFRRK8sBackendUsesOpenShiftsFRRK8s(t *testing.T) {
 	}
 	m.waitStatus(t, testOptions().Images.ReleaseVersion, 2*time.Minute)
 	m.waitDegradedWithin(t, clusterObject, 10*time.Second, func(c metav1.Condition) bool { return c.Status == metav1.ConditionFalse })
-	speakers := m.get(t, objects.DaemonSet, manifests.DefaultNamespace, manifests.SpeakerName)
-	containers, _, _ := unstructured.NestedSlice(speakers.Object, "spec", "template", "spec", "containers")
-	if env := fmt.Sprint(containers); !strings.Contains(env, "name:FRRK8S_NAMESPACE value:"+manifests.OpenShiftFRRK8sNamespace) ||
-		!strings.Contains(env, "METALLB_BGP_TYPE value:frr-k8s") {
-		t.Errorf("the speakers do not use the frr-k8s in %s: %s", manifests.OpenShiftFRRK8sNamespace, env)
+	env := containerEnv(t, m.get(t, objects.DaemonSet, manifests.DefaultNamespace, manifests.SpeakerName))
+	if env["FRRK8S_NAMESPACE"] != manifests.OpenShiftFRRK8sNamespace || env["METALLB_BGP_TYPE"] != "frr-k8s" {
+		t.Errorf("the speakers do not use the frr-k8s in %s: environment %v", manifests.OpenShiftFRRK8sNamespace, env)
 	}
 	m.assertNoFRRK8s(t)
 }

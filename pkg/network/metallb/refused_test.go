@@ -2,7 +2,6 @@ package metallb
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -194,10 +193,9 @@ func TestEveryPodAdmittedUnderItsSCC(t *testing.T) {
 	}
 	waitFor(t, "speakers using frr-k8s on every node", 2*time.Minute, func(context.Context) (bool, error) {
 		ds := m.get(t, objects.DaemonSet, manifests.DefaultNamespace, manifests.SpeakerName)
-		containers, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
 		updated, _, _ := unstructured.NestedInt64(ds.Object, "status", "updatedNumberScheduled")
 		ready, _, _ := unstructured.NestedInt64(ds.Object, "status", "numberReady")
-		return strings.Contains(fmt.Sprint(containers), "METALLB_BGP_TYPE value:frr-k8s") && updated == 2 && ready == 2, nil
+		return containerEnv(t, ds)["METALLB_BGP_TYPE"] == "frr-k8s" && updated == 2 && ready == 2, nil
 	})
 	m.waitStatus(t, testOptions().Images.ReleaseVersion, time.Minute)
 	m.assertAdmittedUnder(t, map[string]string{manifests.ControllerName: manifests.ControllerSCC, manifests.SpeakerName: manifests.SpeakerSCC,
