@@ -44,6 +44,10 @@ const (
 	FRRK8sWebhookConfiguration = FRRK8sPrefix + "validating-webhook-configuration"
 )
 
+// BGPTypeEnv is the speaker's variable that names its BGP backend
+// (080-speaker.yaml): frr-k8s, or native when unset.
+const BGPTypeEnv = "METALLB_BGP_TYPE"
+
 // MemberlistSecretKey is the key of the memberlist Secret that MetalLB's
 // speakers read their memberlist key from.
 const MemberlistSecretKey = "secretkey"

@@ -27,9 +27,11 @@ type data struct {
 	LogLevel          string
 	LoadBalancerClass string
 	MaxUnavailable    intstr.IntOrString
-	Webhooks          bool
-	BGPBackend        string
-	FRRK8s            frrK8sData
+	// SpeakerMinReadySeconds is the speaker DaemonSet's, 0 for none.
+	SpeakerMinReadySeconds int
+	Webhooks               bool
+	BGPBackend             string
+	FRRK8s                 frrK8sData
 	// MemberlistKey is the base64 of the memberlist Secret's key, or empty to
 	// render a placeholder (for `render`, which must never print a secret).
 	MemberlistKey string
@@ -96,6 +98,17 @@ type frrK8sData struct {
 // count as available: its BGP sessions are back some seconds after it is
 // ready (benchmarks.md, "The real frr-k8s").
 const frrK8sMinReadySeconds = 20
+
+// speakerMinReadySeconds is how long a speaker must have been ready to count
+// as available: none, but while the speakers move onto frr-k8s, where the
+// node's new session comes up only once frr-k8s has loaded what the new
+// speaker wrote, as long as frr-k8s's own pods (plan.speakersMoveOntoFRRK8s).
+func speakerMinReadySeconds(s Settings) int {
+	if s.SpeakersMoveOntoFRRK8s {
+		return frrK8sMinReadySeconds
+	}
+	return 0
+}
 
 type podData struct {
 	Image             string
@@ -165,6 +178,7 @@ func newData(s Settings, memberlistKey string) data {
 		LogLevel:                     string(s.LogLevel),
 		LoadBalancerClass:            s.LoadBalancerClass,
 		MaxUnavailable:               s.MaxUnavailable,
+		SpeakerMinReadySeconds:       speakerMinReadySeconds(s),
 		Webhooks:                     s.Webhooks,
 		BGPBackend:                   string(s.BGPBackend),
 		FRRK8s:                       frrK8s,

@@ -25,6 +25,10 @@ type Settings struct {
 	Speaker           Component
 	// MaxUnavailable paces the speaker DaemonSet's rolling updates.
 	MaxUnavailable intstr.IntOrString
+	// SpeakersMoveOntoFRRK8s tells that the speakers are moving from native
+	// BGP onto frr-k8s: each node counts as done only once its new BGP session
+	// has had time to come up. The plan decides it from what runs.
+	SpeakersMoveOntoFRRK8s bool
 	// FailureDetection is the speakers' memberlist timing.
 	FailureDetection v1beta1.FailureDetectionProfile
 	// NodeAddress is the node-address mode's setting, nil when unset.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 )
 
 // On OpenShift, MetalLB's namespace allows management workloads, keeps its
@@ -39,6 +41,29 @@ func TestManagementWorkloadsOnOpenShift(t *testing.T) {
 		}
 		if pods == 0 {
 			t.Errorf("%s: no pod template rendered", name)
+		}
+	}
+}
+
+// The speakers count as available only once ready for frr-k8s's
+// minReadySeconds while they move onto frr-k8s, and at once otherwise.
+func TestSpeakersPacedOnlyWhileMovingOntoFRRK8s(t *testing.T) {
+	for _, moving := range []bool{false, true} {
+		s, err := SettingsFor(Environment{Namespace: DefaultNamespace}, &v1beta1.MetalLB{Spec: frrK8s()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SpeakersMoveOntoFRRK8s = moving
+		objs, err := Render(s, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[bool]int64{true: frrK8sMinReadySeconds}[moving]
+		i := slices.IndexFunc(objs, func(o *unstructured.Unstructured) bool {
+			return o.GetKind() == "DaemonSet" && o.GetName() == SpeakerName
+		})
+		if got, _, _ := unstructured.NestedInt64(objs[i].Object, "spec", "minReadySeconds"); got != want {
+			t.Errorf("moving onto frr-k8s %t: the speakers' minReadySeconds is %d, want %d", moving, got, want)
 		}
 	}
 }

@@ -68,6 +68,9 @@ var backendCases = []planCase{
 	{name: "frr-k8s ready on every node: the speakers follow",
 		cluster: with(runningWith("A", frrK8sSpec), withSpec(frrK8sSpec), rolledToWith("A", v1beta1.MetalLBSpec{}, manifests.SpeakerName)),
 		want:    planned{apply: []string{"DaemonSet/speaker"}, version: "A", statuses: []string{"metallb-system/metallb"}}},
+	{name: "frr-k8s chosen, the speakers moved onto it on every node: their pace goes",
+		cluster: with(runningWith("A", frrK8sSpec), withSpec(frrK8sSpec), paced(3, 3, 3)),
+		want:    planned{apply: []string{"DaemonSet/speaker"}, version: "A", statuses: []string{"metallb-system/metallb"}}},
 	{name: "back to native: the speakers first, frr-k8s kept while they may announce through it",
 		cluster: with(runningWith("A", frrK8sSpec), withSpec(v1beta1.MetalLBSpec{})),
 		want: planned{apply: cat(usesFRRK8s, []string{"DaemonSet/speaker"}), version: "A", statuses: []string{"metallb-system/metallb"},
@@ -153,5 +156,63 @@ func stalled(cluster func(*testing.T, Options) *Snapshot) func(*testing.T, Optio
 			s.Tracking = *p.Tracking
 		}
 		return s
+	}
+}
+
+// paced gives the speakers' DaemonSet, with frr-k8s, as the move onto frr-k8s
+// writes it, and a rollout of desired nodes.
+func paced(desired, updated, available int64) func(*Snapshot) {
+	return func(s *Snapshot) {
+		settings, err := manifests.SettingsFor(planOptions().Environment, metallbObject(frrK8sSpec))
+		if err != nil {
+			panic(err)
+		}
+		settings.SpeakersMoveOntoFRRK8s = true
+		objs, err := manifests.Render(settings, "a2V5")
+		if err != nil {
+			panic(err)
+		}
+		i := speakerRef.in(objs)
+		speakers := objects.Applied(objs[i]).DeepCopy()
+		speakers.SetUID(s.live(objects.DaemonSet, manifests.SpeakerName).GetUID())
+		rolledOut(speakers, desired, updated, available)
+		s.Owned[objects.KeyOf(speakers)] = speakers
+	}
+}
+
+// The speakers are paced while they move from native BGP onto frr-k8s (the
+// module's or the platform's), from the write that starts the move until its
+// rollout is done, and at no other time.
+func TestSpeakersPacedOntoFRRK8s(t *testing.T) {
+	notObserved := func(s *Snapshot) { s.live(objects.DaemonSet, manifests.SpeakerName).SetGeneration(2) }
+	for _, tc := range []struct {
+		name    string
+		cluster func(*testing.T, Options) *Snapshot
+		want    bool
+	}{
+		{"native speakers, frr-k8s chosen: the move starts", with(running("A"), withSpec(frrK8sSpec)), true},
+		{"native speakers, OpenShift's frr-k8s chosen: the move starts", with(running("A"), withSpec(frrK8sSpec), platformFRR(true)), true},
+		{"the move written, not yet seen by the DaemonSet controller", with(runningWith("A", frrK8sSpec), withSpec(frrK8sSpec), paced(3, 3, 3), notObserved), true},
+		{"the move under way, 1 of 3 nodes", with(runningWith("A", frrK8sSpec), withSpec(frrK8sSpec), paced(3, 1, 2)), true},
+		{"the move done: the pace goes", with(runningWith("A", frrK8sSpec), withSpec(frrK8sSpec), paced(3, 3, 3)), false},
+		{"speakers on frr-k8s upgraded: their sessions stay in frr-k8s, no pace", with(runningWith("A", frrK8sSpec), withSpec(frrK8sSpec), frrK8sAt(3, 3, 3), func(s *Snapshot) {
+			rolledOut(s.live(objects.DaemonSet, manifests.SpeakerName), 3, 1, 2)
+		}), false},
+		{"back to native: no pace", with(runningWith("A", frrK8sSpec), withSpec(v1beta1.MetalLBSpec{})), false},
+		{"native, no change", running("A"), false},
+		{"a new installation with frr-k8s: no path to lose", with(empty, withSpec(frrK8sSpec)), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.cluster(t, planOptions())
+			env := planOptions().Environment
+			env.PlatformFRRK8s = s.PlatformFRRK8s
+			settings, err := manifests.SettingsFor(env, s.MetalLB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := speakersMoveOntoFRRK8s(s, settings); got != tc.want {
+				t.Errorf("speakers paced: %t, want %t", got, tc.want)
+			}
+		})
 	}
 }

@@ -49,6 +49,7 @@ func makePlan(s *Snapshot, opts Options, now time.Time) *Plan {
 	env.ClusterTLSProfile = s.ClusterTLSProfile
 	env.PlatformFRRK8s = s.PlatformFRRK8s
 	settings := p.settings(s, env)
+	settings.SpeakersMoveOntoFRRK8s = speakersMoveOntoFRRK8s(s, settings)
 	// Unclassed Services are MetalLB's while its controller runs and serves
 	// them, the module's or another installation's (standDown).
 	metallbServes := (p.configured || len(s.Foreign) > 0) && settings.LoadBalancerClass == ""

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
@@ -121,4 +122,47 @@ func speakersRunAnotherRelease(s *Snapshot, adopting []objects.Ref, namespace, t
 	return slices.ContainsFunc(adopting, func(r objects.Ref) bool {
 		return r.GroupVersionKind == objects.DaemonSet && r.Namespace == namespace && r.Name == manifests.SpeakerName
 	})
+}
+
+// speakersMoveOntoFRRK8s tells whether the speakers are moving from native BGP
+// onto frr-k8s. On each node the native speaker's session goes with it, and
+// frr-k8s opens the node's new one only once the new speaker has written its
+// FRRConfiguration (MetalLB waits 3 s for more changes) and FRR has loaded it:
+// 12 s after the old speaker stopped on an idle machine, 25 s under load
+// (TestBGPBackendSwitch), long after the new speaker is ready. Unpaced, the
+// rolling update took the next nodes' sessions down meanwhile, and the router
+// lost every path (run 79). So from the write that starts the move until its
+// rollout is done the speakers are paced as frr-k8s is; their DaemonSet's
+// minReadySeconds is what tells that a move is under way, also to an operator
+// restarted in the middle of one. A new installation has no path to lose.
+func speakersMoveOntoFRRK8s(s *Snapshot, settings manifests.Settings) bool {
+	live := s.OwnedObject(objects.DaemonSet, settings.Namespace, manifests.SpeakerName)
+	if settings.BGPBackend != v1beta1.BGPBackendFRRK8s || live == nil {
+		return false
+	}
+	if !speakersUseFRRK8s(live) {
+		return true
+	}
+	paced, _, _ := unstructured.NestedInt64(live.Object, "spec", "minReadySeconds")
+	return paced > 0 && !status.RolloutOf(live, manifests.ReleaseVersionAnnotation).Done()
+}
+
+// speakersUseFRRK8s tells whether the speaker DaemonSet's pods announce BGP
+// through frr-k8s: their speaker container's manifests.BGPTypeEnv says so.
+func speakersUseFRRK8s(speakers *unstructured.Unstructured) bool {
+	containers, _, _ := unstructured.NestedSlice(speakers.Object, "spec", "template", "spec", "containers")
+	for _, c := range containers {
+		c, _ := c.(map[string]any)
+		if c["name"] != manifests.SpeakerName {
+			continue
+		}
+		env, _, _ := unstructured.NestedSlice(c, "env")
+		for _, e := range env {
+			e, _ := e.(map[string]any)
+			if e["name"] == manifests.BGPTypeEnv {
+				return e["value"] == string(v1beta1.BGPBackendFRRK8s)
+			}
+		}
+	}
+	return false
 }
