@@ -235,9 +235,13 @@ func leaseTimingsFor(ctx context.Context, c client.Client, o Options) (LeaseTimi
 // events ends.
 func newManager(events context.Context, cfg *rest.Config, o Options, scheme *runtime.Scheme, t LeaseTimings, identity string, serving *tlsprofile.Serving) (manager.Manager, error) {
 	shutdown := 30 * time.Second
+	metrics, err := metricsOptions(o, serving)
+	if err != nil {
+		return nil, err
+	}
 	mo := manager.Options{
 		Scheme:                  scheme,
-		Metrics:                 metricsOptions(o, serving),
+		Metrics:                 metrics,
 		HealthProbeBindAddress:  o.HealthAddress,
 		PprofBindAddress:        o.PprofAddress,
 		LeaderElection:          o.LeaderElect,

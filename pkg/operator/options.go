@@ -16,9 +16,12 @@ type Options struct {
 	Kubeconfig        string
 	OperatorNamespace string // where the operator runs and holds its leader Lease
 	MetricsAddress    string
-	HealthAddress     string
-	PprofAddress      string
-	LeaderElect       bool
+	// MetricsCertDir holds the metrics endpoint's certificate, when set
+	// (servingcert.go).
+	MetricsCertDir string
+	HealthAddress  string
+	PprofAddress   string
+	LeaderElect    bool
 	// LeaseDuration, RenewDeadline and RetryPeriod override the leader Lease's
 	// timings (see leaseTimings) where not zero.
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
@@ -48,6 +51,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means $KUBECONFIG, then the in-cluster service account")
 	fs.StringVar(&o.OperatorNamespace, "operator-namespace", o.OperatorNamespace, "namespace the operator runs in; it holds the leader Lease")
 	fs.StringVar(&o.MetricsAddress, "metrics-bind-address", o.MetricsAddress, `address of the Prometheus metrics endpoint, served over HTTPS to a bearer token allowed get on the non-resource URL /metrics ("0" disables it)`)
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir, "directory of the metrics endpoint's certificate (tls.crt, tls.key), served once its files exist and read again when they change; until then, and when empty, a self-signed one")
 	fs.StringVar(&o.HealthAddress, "health-probe-bind-address", o.HealthAddress, `address of the /healthz and /readyz endpoints ("0" disables them)`)
 	fs.StringVar(&o.PprofAddress, "pprof-bind-address", o.PprofAddress, `address of Go's /debug/pprof profiles, plain HTTP with no authentication: bind it to loopback ("0", the default, disables it)`)
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "run only while holding the leader Lease, so that one replica acts at a time")

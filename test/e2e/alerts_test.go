@@ -222,7 +222,7 @@ func (c *bgpCluster) assertSessionAlertFiresAndResolves(t *testing.T, backend, t
 	for _, tg := range alertInputs[backend].targets {
 		targets += len(c.podsOf(t, tg.selector))
 	}
-	p := c.startPrometheus(t, token)
+	p := c.startPrometheus(t, token, "")
 	p.waitTargetsUp(t, targets)
 	alert := sessionAlerts[backend]
 	p.waitAlert(t, alert, false, 30*time.Second)

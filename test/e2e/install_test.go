@@ -2,7 +2,13 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -42,7 +48,7 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 		return
 	}
 	c := newMetallbCluster(t, func(o *testenv.Options) { o.Audit, o.SCCAdmission = true, true })
-	c.installOpenShiftAPIs(t)
+	serviceCA := c.installOpenShiftAPIs(t)
 
 	c.installFromManifests(t)
 	kubeconfig := c.serviceAccountKubeconfig(t)
@@ -53,7 +59,7 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	// A rollout waits for MetalLB's readiness probes (10 s): with a short hung
 	// timeout it is reported hung on the way, as a stuck one would be.
 	hung := "--rollout-hung-timeout=5s"
-	op := startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB), "--kubeconfig="+kubeconfig, hung)
+	op := startOperator(t, c.Env, cluster.Release("4.22.0", release.MetalLB), "--kubeconfig="+kubeconfig, hung, c.metricsCertFlag(t))
 	op.waitReady(t)
 	// The user guide's steps, with its examples.
 	activate, tune := guideExample(t, "activate"), guideExample(t, "tune")
@@ -66,6 +72,7 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	// Scraped as Prometheus would be: the operator asks the API server who the
 	// token is and whether it may get /metrics.
 	assertMetricsGuarded(t, c.Env, op)
+	assertScrapeVerified(t, c.Env, op, serviceCA)
 	assertMetrics(t, c.Env, op, []string{`cluster_network_operator_operand_active{operand="metallb"} 1`})
 	c.installMonitoring(t)
 	// A Service of the node-address mode's class, beside MetalLB, the mode
@@ -82,6 +89,7 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	c.waitClusterOperatorVersion(t, "4.22.0")
 	c.switchToFRRK8s(t)
 	c.assertAdmittedUnder(t, true)
+	c.assertScrapesVerified(t, serviceCA)
 
 	op = c.upgradeOntoOpenShiftsFRRK8s(t, op, "--kubeconfig="+kubeconfig, hung)
 
@@ -240,14 +248,96 @@ func (c *metallbCluster) waitSpeakersWithEnv(t *testing.T, name, value string) {
 
 // installOpenShiftAPIs creates OpenShift's APIs that the operator reads and
 // writes where they exist (the APIServer's, the real CRD, for its TLS
-// profile), and a bare-metal Infrastructure.
-func (c *metallbCluster) installOpenShiftAPIs(t *testing.T) {
+// profile), and a bare-metal Infrastructure; and runs the service CA, which
+// every OpenShift cluster runs. It returns the file of the service CA's
+// bundle.
+func (c *metallbCluster) installOpenShiftAPIs(t *testing.T) string {
 	t.Helper()
+	serviceCA := c.Env.StartServiceCA(t)
 	kubectl(t, c.Env, "apply", "-f", clusterOperatorsCRD, "-f", "testdata/infrastructures-crd.yaml", "-f", writeTemp(t, string(testenv.APIServerCRD)))
 	kubectl(t, c.Env, "wait", "--for=condition=Established", "crd/clusteroperators.config.openshift.io", "crd/infrastructures.config.openshift.io",
 		"crd/apiservers.config.openshift.io")
 	kubectl(t, c.Env, "apply", "-f", writeTemp(t, "apiVersion: config.openshift.io/v1\nkind: Infrastructure\nmetadata:\n  name: cluster\n"))
 	kubectl(t, c.Env, "patch", "infrastructure", "cluster", "--subresource=status", "--type=merge", "-p", `{"status":{"platformStatus":{"type":"BareMetal"}}}`)
+	return serviceCA
+}
+
+// metricsCertFlag gives the operator its metrics certificate, the service
+// CA's for the manifests' Service, in a directory as the manifests'
+// Deployment mounts it.
+func (c *metallbCluster) metricsCertFlag(t *testing.T) string {
+	t.Helper()
+	return "--metrics-cert-dir=" + c.mountSecret(t, operatorNamespace, "metrics-serving-cert")
+}
+
+// mountSecret writes a Secret's files into a directory, as the kubelet mounts
+// one, once it exists, and returns the directory.
+func (c *metallbCluster) mountSecret(t *testing.T, namespace, name string) string {
+	t.Helper()
+	var secret *corev1.Secret
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		secret, err = c.Client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("no Secret %s/%s", namespace, name)
+	}
+	dir := t.TempDir()
+	for key, data := range secret.Data {
+		write(t, filepath.Join(dir, key), string(data))
+	}
+	return dir
+}
+
+// assertScrapeVerified scrapes the operator as the ServiceMonitor of its
+// manifests says: its certificate verified against the service CA's bundle,
+// for its Service's name.
+func assertScrapeVerified(t *testing.T, env *testenv.Env, op *runningOperator, serviceCA string) {
+	t.Helper()
+	bundle, err := os.ReadFile(serviceCA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(bundle)
+	config := &tls.Config{RootCAs: roots, ServerName: "metrics." + operatorNamespace + ".svc"}
+	if code, body, _ := scrapeWith(t, op.metrics, metricsToken(t, env, "verifying-reader", true), config); code != http.StatusOK {
+		t.Errorf("a scrape verifying the operator's certificate got %d: %.300s", code, body)
+	}
+}
+
+// assertScrapesVerified has the real Prometheus scrape MetalLB and frr-k8s as
+// the ServiceMonitors say on OpenShift: every target up, its certificate
+// verified against the service CA's bundle for the name the ServiceMonitor
+// gives; and a client expecting another name is refused by the same
+// certificate.
+func (c *metallbCluster) assertScrapesVerified(t *testing.T, serviceCA string) {
+	t.Helper()
+	p := c.startPrometheus(t, metricsToken(t, c.Env, "prometheus", true), serviceCA)
+	p.waitTargetsUp(t, 1+len(c.Nodes)*3) // the controller; on each node the speaker, frr-k8s and FRR's exporter
+	targets, err := p.targets(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle, err := os.ReadFile(serviceCA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(bundle)
+	target, err := url.Parse(targets[0].ScrapeURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := tls.Dial("tcp", target.Host, &tls.Config{RootCAs: roots, ServerName: "another." + metallbNamespace + ".svc"})
+	if err == nil {
+		conn.Close()
+	}
+	if hostname := (x509.HostnameError{}); !errors.As(err, &hostname) {
+		t.Errorf("%s's certificate, for another name: %v, want refused for that name", target.Host, err)
+	}
+	t.Logf("SCRAPES VERIFIED: %d targets up, each verified against the service CA; %s's certificate refused for another name", len(targets), target.Host)
 }
 
 // serviceAccountKubeconfig writes a kubeconfig with a token of the operator's

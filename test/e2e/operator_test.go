@@ -251,9 +251,9 @@ func (o *runningOperator) scrape(t *testing.T, token string) (int, string) {
 }
 
 // scrapeMetrics GETs https://addr/metrics with a bearer token ("" for none),
-// as Prometheus does through a ServiceMonitor, once the endpoint listens. The
-// certificates of the operator, MetalLB and frr-k8s are their own,
-// self-signed: there is nothing to verify them against.
+// as Prometheus does through a ServiceMonitor, once the endpoint listens. Off
+// OpenShift the certificates of the operator, MetalLB and frr-k8s are their
+// own, self-signed: there is nothing to verify them against.
 func scrapeMetrics(t *testing.T, addr, token string) (int, string) {
 	t.Helper()
 	code, body, _ := scrapeEncoded(t, addr, token)
@@ -264,9 +264,13 @@ func scrapeMetrics(t *testing.T, addr, token string) (int, string) {
 // Content-Encoding.
 func scrapeEncoded(t *testing.T, addr, token string) (code int, body, encoding string) {
 	t.Helper()
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // see above
-	}}
+	return scrapeWith(t, addr, token, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // see above
+}
+
+// scrapeWith is scrapeEncoded, with the client's TLS configuration.
+func scrapeWith(t *testing.T, addr, token string, config *tls.Config) (code int, body, encoding string) {
+	t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: config}}
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://"+addr+"/metrics", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
@@ -36,8 +37,10 @@ const alertFor = "5s"
 // ServiceMonitors in MetalLB's namespace, translated as prometheus-operator
 // translates them (Kubernetes discovery of the EndpointSlices of the Services
 // they select, on the port they name), authenticating with token; and with
-// the groups of the PrometheusRules there, their `for` set to alertFor.
-func (c *metallbCluster) startPrometheus(t *testing.T, token string) *prometheus {
+// the groups of the PrometheusRules there, their `for` set to alertFor. On
+// OpenShift serviceCA is the file of the service CA's bundle, which the
+// platform's Prometheus holds where the ServiceMonitors say; elsewhere "".
+func (c *metallbCluster) startPrometheus(t *testing.T, token, serviceCA string) *prometheus {
 	t.Helper()
 	bin, err := testenv.Binary("prometheus")
 	if err != nil {
@@ -48,7 +51,7 @@ func (c *metallbCluster) startPrometheus(t *testing.T, token string) *prometheus
 	write(t, tokenFile, token)
 	var jobs []any
 	for _, sm := range c.listMonitoring(t, "servicemonitors") {
-		jobs = append(jobs, scrapeJobs(sm, c.Env.Kubeconfig, tokenFile)...)
+		jobs = append(jobs, scrapeJobs(t, sm, c.Env.Kubeconfig, tokenFile, serviceCA)...)
 	}
 	var groups []any
 	for _, rule := range c.listMonitoring(t, "prometheusrules") {
@@ -106,7 +109,7 @@ func (c *metallbCluster) listMonitoring(t *testing.T, resource string) []*unstru
 
 // scrapeJobs are the scrape configurations of a ServiceMonitor, one per
 // endpoint, as prometheus-operator writes them for its Prometheus.
-func scrapeJobs(sm *unstructured.Unstructured, kubeconfig, tokenFile string) []any {
+func scrapeJobs(t *testing.T, sm *unstructured.Unstructured, kubeconfig, tokenFile, serviceCA string) []any {
 	selector, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
 	namespaces, _, _ := unstructured.NestedStringSlice(sm.Object, "spec", "namespaceSelector", "matchNames")
 	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
@@ -120,19 +123,35 @@ func scrapeJobs(sm *unstructured.Unstructured, kubeconfig, tokenFile string) []a
 		relabel = append(relabel, keep("__meta_kubernetes_endpointslice_port_name", e["port"].(string)),
 			copyLabel("__meta_kubernetes_namespace", "namespace"), copyLabel("__meta_kubernetes_pod_name", "pod"),
 			copyLabel("__meta_kubernetes_service_name", "service"))
-		insecure, _, _ := unstructured.NestedBool(e, "tlsConfig", "insecureSkipVerify")
 		honor, _, _ := unstructured.NestedBool(e, "honorLabels")
 		jobs = append(jobs, map[string]any{
 			"job_name":              fmt.Sprintf("serviceMonitor/%s/%s/%d", sm.GetNamespace(), sm.GetName(), i),
 			"scheme":                e["scheme"],
 			"honor_labels":          honor,
-			"tls_config":            map[string]any{"insecure_skip_verify": insecure},
+			"tls_config":            tlsConfig(t, e, serviceCA),
 			"authorization":         map[string]any{"credentials_file": tokenFile},
 			"kubernetes_sd_configs": []any{map[string]any{"role": "endpointslice", "kubeconfig_file": kubeconfig, "namespaces": map[string]any{"names": namespaces}}},
 			"relabel_configs":       relabel,
 		})
 	}
 	return jobs
+}
+
+// tlsConfig is a ServiceMonitor endpoint's tlsConfig as Prometheus takes it.
+// Its CA file is OpenShift's service CA's bundle, there serviceCA.
+func tlsConfig(t *testing.T, endpoint map[string]any, serviceCA string) map[string]any {
+	insecure, _, _ := unstructured.NestedBool(endpoint, "tlsConfig", "insecureSkipVerify")
+	caFile, _, _ := unstructured.NestedString(endpoint, "tlsConfig", "caFile")
+	serverName, _, _ := unstructured.NestedString(endpoint, "tlsConfig", "serverName")
+	config := map[string]any{"insecure_skip_verify": insecure}
+	switch {
+	case caFile == "":
+	case caFile != manifests.ServiceCAFile || serviceCA == "":
+		t.Fatalf("a ServiceMonitor verifies against %s, which this Prometheus does not hold", caFile)
+	default:
+		config["ca_file"], config["server_name"] = serviceCA, serverName
+	}
+	return config
 }
 
 func keep(label, value string) map[string]any {

@@ -61,6 +61,11 @@ type data struct {
 	// SCCGrants are the Roles that let the service accounts use their SCCs.
 	SCCAdmission bool
 	SCCGrants    []sccGrant
+	// MetricsCerts name the metrics endpoints' certificates where the
+	// service CA signs them (servingcerts.go), and ServiceCAFile is where
+	// the ServiceMonitors then find the CA.
+	MetricsCerts  metricsCertsData
+	ServiceCAFile string
 }
 
 // OpenShift's workload partitioning: pods of a namespace annotated
@@ -195,6 +200,8 @@ func newData(s Settings, memberlistKey string) data {
 		ManagementWorkloadAnnotation: managementWorkloadValue,
 		SCCAdmission:                 s.SCCAdmission,
 		SCCGrants:                    sccGrants(s),
+		MetricsCerts:                 metricsCerts(s),
+		ServiceCAFile:                ServiceCAFile,
 	}
 }
 

@@ -54,7 +54,7 @@ var scenarios = []scenario{
 	{name: "monitoring-openshift", monitoring: true, openshift: true},
 	{name: "tls-modern-frr-k8s"},
 	{name: "tls-custom"},
-	{name: "openshift-frr-k8s", openshift: true, clusterTLS: configv1.TLSProfileOldType},
+	{name: "openshift-frr-k8s", openshift: true, monitoring: true, clusterTLS: configv1.TLSProfileOldType},
 	{name: "openshift-platform-frr-k8s", openshift: true, monitoring: true, platformFRR: true},
 	{name: "custom-images", env: map[string]string{
 		ControllerImageEnv: "registry.example.com/metallb/controller@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
