@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
 )
 
 // The operator's ServiceMonitor finds its metrics: it selects the metrics
@@ -57,7 +58,7 @@ func TestOperatorServiceMonitorVerifiesTheServiceCA(t *testing.T) {
 	if !maps.Equal(tls, want) {
 		t.Errorf("the ServiceMonitor's tlsConfig is %v, want %v", tls, want)
 	}
-	secret := service.Annotations[manifests.ServingCertAnnotation]
+	secret := service.Annotations[objects.ServingCertSecretAnnotation]
 	pod := deployment.Spec.Template.Spec
 	v := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Secret != nil && v.Secret.SecretName == secret })
 	if secret == "" || v < 0 || pod.Volumes[v].Secret.Optional == nil || !*pod.Volumes[v].Secret.Optional {

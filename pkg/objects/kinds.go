@@ -41,6 +41,10 @@ var (
 // served, a pod runs only under an SCC its service account may use.
 var SecurityContextConstraints = schema.GroupVersionKind{Group: "security.openshift.io", Version: "v1", Kind: "SecurityContextConstraints"}
 
+// ServingCertSecretAnnotation asks OpenShift's service CA, on a Service, for a
+// certificate for the Service's DNS names, written into the Secret it names.
+const ServingCertSecretAnnotation = "service.beta.openshift.io/serving-cert-secret-name"
+
 // Network is OpenShift's network operator configuration; its one object,
 // "cluster", says whether that operator runs frr-k8s.
 var Network = schema.GroupVersionKind{Group: "operator.openshift.io", Version: "v1", Kind: "Network"}

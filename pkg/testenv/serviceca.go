@@ -18,12 +18,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
 )
 
-// The service CA's annotations (OpenShift's service-ca operator): on a Service
-// the Secret to write its certificate into, and the CA that signed it.
+// The service CA's annotations (OpenShift's service-ca operator) beyond
+// objects.ServingCertSecretAnnotation: on a Service the CA that signed its
+// certificate, on the Secret the Service it is for.
 const (
-	servingCertSecretAnnotation   = "service.beta.openshift.io/serving-cert-secret-name"
 	servingCertSignedByAnnotation = "service.beta.openshift.io/serving-cert-signed-by"
 	serviceNameAnnotation         = "service.beta.openshift.io/originating-service-name"
 	serviceUIDAnnotation          = "service.beta.openshift.io/originating-service-uid"
@@ -58,7 +60,7 @@ func (e *Env) StartServiceCA(t testing.TB) string {
 	factory := informers.NewSharedInformerFactory(clients, 0)
 	services := factory.Core().V1().Services().Informer()
 	sign := func(obj any) {
-		if svc, ok := obj.(*corev1.Service); ok && svc.Annotations[servingCertSecretAnnotation] != "" {
+		if svc, ok := obj.(*corev1.Service); ok && svc.Annotations[objects.ServingCertSecretAnnotation] != "" {
 			// Retried as the service CA's queue retries: a write may meet a conflict.
 			err := retry.OnError(retry.DefaultBackoff, func(error) bool { return t.Context().Err() == nil }, func() error {
 				return signFor(t.Context(), clients, ca, svc)
@@ -79,7 +81,7 @@ func (e *Env) StartServiceCA(t testing.TB) string {
 // signFor writes the Service's certificate Secret, where there is none, and
 // marks the Service signed.
 func signFor(ctx context.Context, clients kubernetes.Interface, ca *crypto.CA, svc *corev1.Service) error {
-	name := svc.Annotations[servingCertSecretAnnotation]
+	name := svc.Annotations[objects.ServingCertSecretAnnotation]
 	if _, err := clients.CoreV1().Secrets(svc.Namespace).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
 )
 
 // The service CA signs, for a Service that asks, a certificate that verifies
@@ -39,7 +41,7 @@ func TestServiceCASignsAsOpenShifts(t *testing.T) {
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: tc.name, Namespace: "default"},
 			Spec: corev1.ServiceSpec{ClusterIP: tc.clusterIP, Ports: []corev1.ServicePort{{Port: 443}}}}
 		if tc.secret != "" {
-			svc.Annotations = map[string]string{servingCertSecretAnnotation: tc.secret}
+			svc.Annotations = map[string]string{objects.ServingCertSecretAnnotation: tc.secret}
 		}
 		created, err := admin.CoreV1().Services("default").Create(t.Context(), svc, metav1.CreateOptions{})
 		if err != nil {

@@ -94,12 +94,30 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	op = c.upgradeOntoOpenShiftsFRRK8s(t, op, "--kubeconfig="+kubeconfig, hung)
 
 	kubectl(t, c.Env, "delete", "-f", tune, "-f", activate) // tune names the MetalLB object, now with frr-k8s
-	c.waitWorkloadsGone(t)
+	c.waitRolesGone(t)
 	op.stop(t)
 
 	used := readAudit(t, c.Env.AuditLog, operatorAccount)
 	grants := readGrants(t, manifestsDir)
 	checkGrants(t, grants, used)
+}
+
+// waitRolesGone waits until deactivation has deleted the roles the module
+// rendered, and their bindings, the last objects it deletes, after the
+// workloads: stopped before, the operator would not have used its delete
+// permissions on them (run 81).
+func (c *metallbCluster) waitRolesGone(t *testing.T) {
+	t.Helper()
+	c.waitWorkloadsGone(t)
+	owned := manifests.Ownership.String()
+	var left string
+	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, time.Minute, true, func(context.Context) (bool, error) {
+		left, _ = kubectlErr(c.Env, "get", "roles,rolebindings,clusterroles,clusterrolebindings", "-A", "-l", owned, "-o", "name")
+		return strings.TrimSpace(left) == "", nil
+	})
+	if err != nil {
+		t.Fatalf("deactivation left the module's roles:\n%s", left)
+	}
 }
 
 // upgradeOntoOpenShiftsFRRK8s upgrades the operator with an OpenShift whose

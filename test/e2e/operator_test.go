@@ -281,9 +281,10 @@ func scrapeWith(t *testing.T, addr, token string, config *tls.Config) (code int,
 	// Set here, Go's transport leaves the body as it comes.
 	req.Header.Set("Accept-Encoding", "gzip")
 	var raw []byte
+	var last error
 	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		resp, err := c.Do(req)
-		if err != nil {
+		if last = err; err != nil {
 			return false, nil // not listening yet
 		}
 		defer resp.Body.Close()
@@ -295,7 +296,7 @@ func scrapeWith(t *testing.T, addr, token string, config *tls.Config) (code int,
 		return true, err
 	})
 	if err != nil {
-		t.Fatalf("scraping https://%s/metrics: %v", addr, err)
+		t.Fatalf("scraping https://%s/metrics: %v (last: %v)", addr, err, last)
 	}
 	return code, string(raw), encoding
 }

@@ -140,6 +140,7 @@ func scrapeJobs(t *testing.T, sm *unstructured.Unstructured, kubeconfig, tokenFi
 // tlsConfig is a ServiceMonitor endpoint's tlsConfig as Prometheus takes it.
 // Its CA file is OpenShift's service CA's bundle, there serviceCA.
 func tlsConfig(t *testing.T, endpoint map[string]any, serviceCA string) map[string]any {
+	t.Helper()
 	insecure, _, _ := unstructured.NestedBool(endpoint, "tlsConfig", "insecureSkipVerify")
 	caFile, _, _ := unstructured.NestedString(endpoint, "tlsConfig", "caFile")
 	serverName, _, _ := unstructured.NestedString(endpoint, "tlsConfig", "serverName")

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
 )
 
 // On OpenShift every endpoint a ServiceMonitor scrapes is verified against the
@@ -28,7 +30,7 @@ func TestScrapesVerifiedWhereTheServiceCASigns(t *testing.T) {
 		for _, sm := range ofKind(objs, "ServiceMonitor") {
 			endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
 			svc := selectedService(t, objs, sm)
-			secret, asks := svc.Annotations[ServingCertAnnotation]
+			secret, asks := svc.Annotations[objects.ServingCertSecretAnnotation]
 			if asks != sc.openshift {
 				t.Errorf("%s: Service %s asks the service CA for a certificate: %t, want %t", sc.name, svc.Name, asks, sc.openshift)
 			}
