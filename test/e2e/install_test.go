@@ -250,7 +250,7 @@ func (c *metallbCluster) switchToFRRK8s(t *testing.T) {
 // (the operator changes them once frr-k8s is available on every node).
 func (c *metallbCluster) waitFRRK8sSpeakers(t *testing.T) {
 	t.Helper()
-	c.waitSpeakersWithEnv(t, "METALLB_BGP_TYPE", "frr-k8s")
+	c.waitSpeakersWithEnv(t, manifests.BGPTypeEnv, "frr-k8s")
 }
 
 // waitSpeakersWithEnv waits until every speaker runs with the environment
@@ -313,16 +313,22 @@ func (c *metallbCluster) mountSecret(t *testing.T, namespace, name string) strin
 // for its Service's name.
 func assertScrapeVerified(t *testing.T, env *testenv.Env, op *runningOperator, serviceCA string) {
 	t.Helper()
-	bundle, err := os.ReadFile(serviceCA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(bundle)
+	roots := serviceCARoots(t, serviceCA)
 	config := &tls.Config{RootCAs: roots, ServerName: "metrics." + operatorNamespace + ".svc"}
 	if code, body, _ := scrapeWith(t, op.metrics, metricsToken(t, env, "verifying-reader", true), config); code != http.StatusOK {
 		t.Errorf("a scrape verifying the operator's certificate got %d: %.300s", code, body)
 	}
+}
+
+// serviceCARoots are the certificates of the service CA's bundle file.
+func serviceCARoots(t *testing.T, bundle string) *x509.CertPool {
+	t.Helper()
+	pem, err := os.ReadFile(bundle)
+	roots := x509.NewCertPool()
+	if err != nil || !roots.AppendCertsFromPEM(pem) {
+		t.Fatalf("the service CA's bundle %s: %v", bundle, err)
+	}
+	return roots
 }
 
 // assertScrapesVerified has the real Prometheus scrape MetalLB and frr-k8s as
@@ -338,12 +344,7 @@ func (c *metallbCluster) assertScrapesVerified(t *testing.T, serviceCA string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bundle, err := os.ReadFile(serviceCA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(bundle)
+	roots := serviceCARoots(t, serviceCA)
 	target, err := url.Parse(targets[0].ScrapeURL)
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ func TestFRRK8sBackendUsesOpenShiftsFRRK8s(t *testing.T) {
 	m.waitStatus(t, testOptions().Images.ReleaseVersion, 2*time.Minute)
 	m.waitDegradedWithin(t, clusterObject, 10*time.Second, func(c metav1.Condition) bool { return c.Status == metav1.ConditionFalse })
 	env := containerEnv(t, m.get(t, objects.DaemonSet, manifests.DefaultNamespace, manifests.SpeakerName))
-	if env["FRRK8S_NAMESPACE"] != manifests.OpenShiftFRRK8sNamespace || env["METALLB_BGP_TYPE"] != "frr-k8s" {
+	if env["FRRK8S_NAMESPACE"] != manifests.OpenShiftFRRK8sNamespace || env[manifests.BGPTypeEnv] != "frr-k8s" {
 		t.Errorf("the speakers do not use the frr-k8s in %s: environment %v", manifests.OpenShiftFRRK8sNamespace, env)
 	}
 	m.assertNoFRRK8s(t)

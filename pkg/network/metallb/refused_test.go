@@ -195,7 +195,7 @@ func TestEveryPodAdmittedUnderItsSCC(t *testing.T) {
 		ds := m.get(t, objects.DaemonSet, manifests.DefaultNamespace, manifests.SpeakerName)
 		updated, _, _ := unstructured.NestedInt64(ds.Object, "status", "updatedNumberScheduled")
 		ready, _, _ := unstructured.NestedInt64(ds.Object, "status", "numberReady")
-		return containerEnv(t, ds)["METALLB_BGP_TYPE"] == "frr-k8s" && updated == 2 && ready == 2, nil
+		return containerEnv(t, ds)[manifests.BGPTypeEnv] == "frr-k8s" && updated == 2 && ready == 2, nil
 	})
 	m.waitStatus(t, testOptions().Images.ReleaseVersion, time.Minute)
 	m.assertAdmittedUnder(t, map[string]string{manifests.ControllerName: manifests.ControllerSCC, manifests.SpeakerName: manifests.SpeakerSCC,

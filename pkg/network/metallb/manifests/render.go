@@ -62,10 +62,8 @@ type data struct {
 	SCCAdmission bool
 	SCCGrants    []sccGrant
 	// MetricsCerts name the metrics endpoints' certificates where the
-	// service CA signs them (servingcerts.go), and ServiceCAFile is where
-	// the ServiceMonitors then find the CA.
-	MetricsCerts  metricsCertsData
-	ServiceCAFile string
+	// service CA signs them (servingcerts.go).
+	MetricsCerts metricsCertsData
 }
 
 // OpenShift's workload partitioning: pods of a namespace annotated
@@ -201,7 +199,6 @@ func newData(s Settings, memberlistKey string) data {
 		SCCAdmission:                 s.SCCAdmission,
 		SCCGrants:                    sccGrants(s),
 		MetricsCerts:                 metricsCerts(s),
-		ServiceCAFile:                ServiceCAFile,
 	}
 }
 

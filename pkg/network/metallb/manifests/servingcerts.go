@@ -19,9 +19,9 @@ const (
 // metricsCertsData names, where the service CA signs, the Secrets of the
 // metrics Services' certificates; all empty elsewhere.
 type metricsCertsData struct {
-	// Annotation and Dir are objects.ServingCertSecretAnnotation and
-	// metricsCertDir.
-	Annotation, Dir             string
+	// Annotation, Dir and CAFile are objects.ServingCertSecretAnnotation,
+	// metricsCertDir and ServiceCAFile.
+	Annotation, Dir, CAFile     string
 	Controller, Speaker, FRRK8s string
 }
 
@@ -30,6 +30,6 @@ func metricsCerts(s Settings) metricsCertsData {
 	if !s.OpenShift {
 		return metricsCertsData{}
 	}
-	return metricsCertsData{Annotation: objects.ServingCertSecretAnnotation, Dir: metricsCertDir,
+	return metricsCertsData{Annotation: objects.ServingCertSecretAnnotation, Dir: metricsCertDir, CAFile: ServiceCAFile,
 		Controller: "controller-metrics-cert", Speaker: "speaker-metrics-cert", FRRK8s: FRRK8sPrefix + "metrics-cert"}
 }

@@ -6,11 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 )
@@ -94,7 +92,7 @@ func selectedService(t *testing.T, objs []*unstructured.Unstructured, sm *unstru
 	for _, o := range ofKind(objs, "Service") {
 		if labels.SelectorFromSet(selector).Matches(labels.Set(o.GetLabels())) {
 			svc := &corev1.Service{}
-			mustConvert(t, o, svc)
+			fromUnstructured(t, o, svc)
 			found = append(found, svc)
 		}
 	}
@@ -104,22 +102,14 @@ func selectedService(t *testing.T, objs []*unstructured.Unstructured, sm *unstru
 	return found[0]
 }
 
-// podBehind is the pod template of the workload the Service selects.
+// podBehind is the pod template's spec of the workload the Service selects.
 func podBehind(t *testing.T, objs []*unstructured.Unstructured, svc *corev1.Service) *corev1.PodSpec {
 	t.Helper()
-	for _, o := range slices.Concat(ofKind(objs, "Deployment"), ofKind(objs, "DaemonSet")) {
-		var template corev1.PodTemplateSpec
-		if o.GetKind() == "Deployment" {
-			d := &appsv1.Deployment{}
-			mustConvert(t, o, d)
-			template = d.Spec.Template
-		} else {
-			ds := &appsv1.DaemonSet{}
-			mustConvert(t, o, ds)
-			template = ds.Spec.Template
-		}
-		if labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(template.Labels)) {
-			return &template.Spec
+	for _, o := range objs {
+		spec, workload := podSpecOf(t, o)
+		podLabels, _, _ := unstructured.NestedStringMap(o.Object, "spec", "template", "metadata", "labels")
+		if workload && labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(podLabels)) {
+			return &spec
 		}
 	}
 	return nil
@@ -133,11 +123,4 @@ func ofKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unst
 		}
 	}
 	return out
-}
-
-func mustConvert(t *testing.T, o *unstructured.Unstructured, into any) {
-	t.Helper()
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, into); err != nil {
-		t.Fatal(err)
-	}
 }
