@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -17,6 +16,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/bmlb/cluster-network-operator/pkg/transient"
 )
 
 // PodNameEnv names the variable the install manifests set to the pod's name
@@ -127,12 +128,10 @@ func (l *retryingLock) retry(ctx context.Context, do func() error) error {
 }
 
 // passing tells whether a request that failed on err may succeed if tried
-// again at once.
+// again at once: a conflict only when Update found it worth another try.
 func passing(err error) bool {
 	if _, ok := err.(errRetryUpdate); ok {
 		return true
 	}
-	return apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsServerTimeout(err) ||
-		apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) || apierrors.IsUnexpectedServerError(err) ||
-		utilnet.IsConnectionReset(err) || utilnet.IsConnectionRefused(err) || utilnet.IsProbableEOF(err)
+	return transient.Is(err) && !apierrors.IsConflict(err)
 }

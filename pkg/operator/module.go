@@ -26,7 +26,9 @@ type Module interface {
 	// is configured by one module only.
 	ConfigureManager(*manager.Options) error
 	// Add registers the module's controllers, which report through reporter.
-	Add(mgr manager.Manager, reporter publish.Reporter) error
+	// What it asks the API server at start (whether a kind is served) it
+	// retries until ctx ends (pkg/transient); it fails only on what lasts.
+	Add(ctx context.Context, mgr manager.Manager, reporter publish.Reporter) error
 }
 
 // Configurable is a module with settings of its own: flags of `start`, and
@@ -43,7 +45,7 @@ type Configurable interface {
 // watches, on every replica, leader or not. Until it has, handshakes are
 // refused. With no such module, the endpoints follow tlsprofile.Default.
 type TLSGoverning interface {
-	GovernTLS(mgr manager.Manager, serving *tlsprofile.Serving) error
+	GovernTLS(ctx context.Context, mgr manager.Manager, serving *tlsprofile.Serving) error
 }
 
 // Installer is a module that writes, before the manager starts, what its

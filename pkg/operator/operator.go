@@ -16,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -31,6 +30,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/status/publish"
 	"github.com/bmlb/cluster-network-operator/pkg/tlsprofile"
+	"github.com/bmlb/cluster-network-operator/pkg/transient"
 	"github.com/bmlb/cluster-network-operator/pkg/version"
 )
 
@@ -67,7 +67,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	timings, err := leaseTimingsFor(ctx, c, o)
+	timings, err := leaseTimingsFor(ctx, c, o, log)
 	if err != nil {
 		return err
 	}
@@ -98,16 +98,22 @@ func Run(ctx context.Context, o Options) error {
 
 // AddModules installs, with c, what each module's watches need, and
 // registers its controllers with the reporter of its status; the first
-// module that governs the TLS profile (TLSGoverning) sets serving's.
+// module that governs the TLS profile (TLSGoverning) sets serving's. It
+// retries what fails on an error that passes (transient.Retry): a 500 at
+// start is no reason to crash-loop.
 func AddModules(ctx context.Context, mgr manager.Manager, c client.Client, o Options, serving *tlsprofile.Serving) error {
-	if err := governTLS(mgr, o.Modules, serving); err != nil {
+	log := mgr.GetLogger()
+	if err := governTLS(ctx, mgr, o.Modules, serving); err != nil {
 		return err
 	}
-	_, err := mgr.GetRESTMapper().RESTMapping(objects.ClusterOperator.GroupKind())
-	clusterOperatorAPI := err == nil
+	clusterOperatorAPI, err := transient.Served(ctx, log, mgr.GetRESTMapper(), objects.ClusterOperator.GroupKind())
+	if err != nil {
+		return err
+	}
 	for _, m := range o.Modules {
 		if i, ok := m.(Installer); ok {
-			if err := i.Install(ctx, c); err != nil {
+			err := transient.Retry(ctx, log, "installing the API of "+m.Name(), func(ctx context.Context) error { return i.Install(ctx, c) })
+			if err != nil {
 				return fmt.Errorf("cannot install the API of %s: %v", m.Name(), err)
 			}
 		}
@@ -116,7 +122,7 @@ func AddModules(ctx context.Context, mgr manager.Manager, c client.Client, o Opt
 			reporter.ClusterOperator = &publish.ClusterOperator{Client: mgr.GetClient(), Name: cmp.Or(o.ClusterOperator, m.Name()),
 				Clock: clock.RealClock{}, OperatorNamespace: o.OperatorNamespace}
 		}
-		if err := m.Add(mgr, reporter); err != nil {
+		if err := m.Add(ctx, mgr, reporter); err != nil {
 			return fmt.Errorf("cannot add %s: %v", m.Name(), err)
 		}
 	}
@@ -125,10 +131,10 @@ func AddModules(ctx context.Context, mgr manager.Manager, c client.Client, o Opt
 
 // governTLS has the first module that governs the TLS profile set serving's,
 // or, with none, sets tlsprofile.Default.
-func governTLS(mgr manager.Manager, modules []Module, serving *tlsprofile.Serving) error {
+func governTLS(ctx context.Context, mgr manager.Manager, modules []Module, serving *tlsprofile.Serving) error {
 	for _, m := range modules {
 		if g, ok := m.(TLSGoverning); ok {
-			return g.GovernTLS(mgr, serving)
+			return g.GovernTLS(ctx, mgr, serving)
 		}
 	}
 	p, err := tlsprofile.Of(nil, nil)
@@ -179,35 +185,39 @@ func loadConfig(path string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// apiServerRetry is how often an unreachable API server is tried again, and
-// its wait logged.
-const apiServerRetry = 5 * time.Second
+// apiServerTimeout bounds each try to reach the API server: one that accepts
+// connections but answers nothing (stopped, or overloaded) is tried again.
+const apiServerTimeout = 5 * time.Second
 
 // waitForAPIServer waits until the API server answers, logging every try
-// that fails: an operator started during an outage (an upgrade of the
-// control plane) goes on when it ends instead of crash-looping. It then fails
-// fast, with one line, when the Lease's namespace is missing.
+// that fails (transient.Retry): an operator started during an outage (an
+// upgrade of the control plane) goes on when it ends instead of
+// crash-looping. It then fails fast, with one line, when the Lease's
+// namespace is missing.
 func waitForAPIServer(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) error {
 	probe := rest.CopyConfig(cfg)
-	probe.Timeout = apiServerRetry
+	probe.Timeout = apiServerTimeout
 	client, err := kubernetes.NewForConfig(probe)
 	if err != nil {
 		return fmt.Errorf("cannot build a client for %s: %v", cfg.Host, err)
 	}
-	err = wait.PollUntilContextCancel(ctx, apiServerRetry, true, func(context.Context) (bool, error) {
+	err = transient.Retry(ctx, log, "waiting for the Kubernetes API server at "+cfg.Host, func(context.Context) error {
 		_, err := client.Discovery().ServerVersion()
-		if err != nil {
-			log.Info("waiting for the Kubernetes API server", "host", cfg.Host, "error", err.Error())
-		}
-		return err == nil, nil
+		return err
 	})
-	if err != nil {
-		return fmt.Errorf("stopped while waiting for the Kubernetes API server at %s", cfg.Host)
+	switch {
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("the Kubernetes API server at %s refused the operator's credentials (Unauthorized): check the kubeconfig, or the service account's token", cfg.Host)
+	case err != nil:
+		return fmt.Errorf("cannot use the Kubernetes API server at %s: %v", cfg.Host, err)
 	}
 	if !o.LeaderElect {
 		return nil
 	}
-	_, err = client.CoreV1().Namespaces().Get(ctx, o.OperatorNamespace, metav1.GetOptions{})
+	err = transient.Retry(ctx, log, "reading the namespace of the Lease", func(ctx context.Context) error {
+		_, err := client.CoreV1().Namespaces().Get(ctx, o.OperatorNamespace, metav1.GetOptions{})
+		return err
+	})
 	switch {
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("namespace %q (--operator-namespace) does not exist: create it, or name the namespace the operator runs in", o.OperatorNamespace)
@@ -220,11 +230,15 @@ func waitForAPIServer(ctx context.Context, cfg *rest.Config, o Options, log logr
 }
 
 // leaseTimingsFor returns the Lease timings for the cluster's control plane.
-func leaseTimingsFor(ctx context.Context, c client.Client, o Options) (LeaseTimings, error) {
+func leaseTimingsFor(ctx context.Context, c client.Client, o Options, log logr.Logger) (LeaseTimings, error) {
 	if !o.LeaderElect {
 		return LeaseTimings{}, nil
 	}
-	single, err := singleControlPlane(ctx, c)
+	var single bool
+	err := transient.Retry(ctx, log, "counting the control-plane nodes", func(ctx context.Context) (err error) {
+		single, err = singleControlPlane(ctx, c)
+		return err
+	})
 	if err != nil {
 		return LeaseTimings{}, err
 	}

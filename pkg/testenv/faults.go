@@ -8,12 +8,15 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,10 +39,31 @@ type FaultRates struct {
 	// client-go's reflector takes for a failure: it lists again, after a
 	// backoff that doubles each time, and its cache lags for seconds.
 	WatchLifetime time.Duration
-	// FailFirstWrite answers the first write 503 whatever the draw, so that
-	// a story that writes meets a failure whatever the seed and the order its
+	// FailFirstWrites fails the first n writes whatever the draw, so that a
+	// story that writes meets failures whatever the seed and the order its
 	// requests come in: with few writes, a seed's draws may fail none.
-	FailFirstWrite bool
+	FailFirstWrites int
+	// FailFirstTries fails the first n tries of every request but watches
+	// (by method and path), whatever the draw, so that every step of a
+	// program (its start, above all) meets failures, however few its
+	// requests and however it retries them.
+	FailFirstTries int
+}
+
+// lostConnection, in place of a status code, fails a request with the error
+// of a connection the server reset, without sending it.
+const lostConnection = -1
+
+// firstFailures are, in turn, the failures of FailFirstWrites and
+// FailFirstTries, of the requests that may conflict (updates, patches,
+// deletes) and of the others: first those client-go hands to its caller
+// (500; 409; a lost connection), then those it retries itself after their
+// Retry-After (503, 429). A create is never failed with a conflict:
+// kube-apiserver answers a create 409 only when the object exists, and then
+// with AlreadyExists, which would tell the client a lie.
+var firstFailures = map[bool][]int{
+	true:  {http.StatusInternalServerError, http.StatusConflict, lostConnection, http.StatusServiceUnavailable, http.StatusTooManyRequests},
+	false: {http.StatusInternalServerError, lostConnection, http.StatusServiceUnavailable, http.StatusTooManyRequests},
 }
 
 // DefaultFaultRates make 25 % of writes fail, 10 % of requests wait 1-3 s,
@@ -79,6 +103,10 @@ type Faults struct {
 	rng     *rand.Rand
 	stopped bool
 	seen    FaultCounts
+	tries   map[string]int // of each request, by method and path
+	// firstFailed counts the failures of FailFirstWrites and FailFirstTries,
+	// of the requests that may conflict and of the others.
+	firstFailed map[bool]int
 }
 
 // NewFaults returns faults at the rates given, drawn from seed.
@@ -87,6 +115,7 @@ func NewFaults(seed uint64, rates FaultRates) *Faults {
 		rates: rates,
 		rng:   rand.New(rand.NewPCG(seed, seed)),
 		seen:  FaultCounts{Failed: map[int]int{}},
+		tries: map[string]int{}, firstFailed: map[bool]int{},
 	}
 }
 
@@ -110,6 +139,7 @@ func (f *Faults) Seen() FaultCounts {
 	defer f.mu.Unlock()
 	c := f.seen
 	c.Failed = maps.Clone(f.seen.Failed)
+	c.FailedFirst = slices.Clone(f.seen.FailedFirst)
 	return c
 }
 
@@ -117,10 +147,16 @@ func (f *Faults) Seen() FaultCounts {
 type FaultCounts struct {
 	// Requests counts every request seen, Writes the writes among them.
 	Requests, Writes int
-	// Failed counts the failed writes by HTTP status code.
+	// Failed counts the failed requests by HTTP status code, Lost those
+	// failed with a lost connection.
 	Failed map[int]int
+	Lost   int
 	// Delayed counts the requests held, WatchesCut the watches cut.
 	Delayed, WatchesCut int
+	// FailedFirst are the requests FailFirstWrites and FailFirstTries
+	// failed, in order: their method, path and the failure ("POST
+	// /api/v1/namespaces 500").
+	FailedFirst []string
 }
 
 // String tells the counts in one line, for a test's log.
@@ -136,6 +172,9 @@ func (c FaultCounts) String() string {
 	s := fmt.Sprintf("%d requests, %d writes: %d failed", c.Requests, c.Writes, failed)
 	if len(codes) > 0 {
 		s += " (" + strings.Join(codes, ", ") + ")"
+	}
+	if c.Lost > 0 {
+		s += fmt.Sprintf(", %d connections lost", c.Lost)
 	}
 	return s + fmt.Sprintf(", %d delayed, %d watches cut", c.Delayed, c.WatchesCut)
 }
@@ -220,21 +259,55 @@ func (f *Faults) decide(req *http.Request) decision {
 	if f.stopped {
 		return decision{}
 	}
-	d := draw(f.rng, f.rates, write, isWatch(req))
-	if write && f.rates.FailFirstWrite && f.seen.Writes == 0 {
-		d.fail = http.StatusServiceUnavailable
+	watch := isWatch(req)
+	d := draw(f.rng, f.rates, write, watch)
+	if code, first := f.firstFailure(req, write, watch); first {
+		d.fail = code
+		f.seen.FailedFirst = append(f.seen.FailedFirst, fmt.Sprintf("%s %s %s", req.Method, req.URL.Path, failureName(code)))
 	}
 	f.seen.Requests++
 	if write {
 		f.seen.Writes++
 	}
-	if d.fail != 0 {
+	switch {
+	case d.fail == lostConnection:
+		f.seen.Lost++
+	case d.fail != 0:
 		f.seen.Failed[d.fail]++
 	}
 	if d.delay > 0 {
 		f.seen.Delayed++
 	}
 	return d
+}
+
+// firstFailure tells whether a request is among those FailFirstWrites or
+// FailFirstTries fail, and how; f.mu is held.
+func (f *Faults) firstFailure(req *http.Request, write, watch bool) (int, bool) {
+	if watch {
+		return 0, false
+	}
+	first := write && f.seen.Writes < f.rates.FailFirstWrites
+	if f.rates.FailFirstTries > 0 {
+		key := req.Method + " " + req.URL.Path
+		first = first || f.tries[key] < f.rates.FailFirstTries
+		f.tries[key]++
+	}
+	if !first {
+		return 0, false
+	}
+	conflicts := write && req.Method != http.MethodPost
+	codes := firstFailures[conflicts]
+	f.firstFailed[conflicts]++
+	return codes[(f.firstFailed[conflicts]-1)%len(codes)], true
+}
+
+// failureName names a failure in FaultCounts.FailedFirst.
+func failureName(code int) string {
+	if code == lostConnection {
+		return "lost connection"
+	}
+	return strconv.Itoa(code)
 }
 
 // faultTransport injects the faults of one Faults into the requests it sends.
@@ -252,6 +325,10 @@ func (t *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			closeBody(req) // a RoundTripper closes the body, sent or not
 			return nil, err
 		}
+	}
+	if d.fail == lostConnection {
+		closeBody(req)
+		return nil, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.ECONNRESET)}
 	}
 	if d.fail != 0 {
 		closeBody(req)

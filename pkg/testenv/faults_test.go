@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
@@ -253,28 +254,71 @@ func TestFaultsAnswerFailedWritesWithoutSendingThem(t *testing.T) {
 	}
 }
 
-// With FailFirstWrite, the first write fails (503) even where no write would,
-// reads before it untouched; the writes after it are drawn as ever.
-func TestFaultsFailTheFirstWrite(t *testing.T) {
-	f := NewFaults(FaultSeed(t), FaultRates{FailFirstWrite: true})
+// FailFirstWrites fails the first writes, and FailFirstTries the first
+// tries of every request but watches, each with the next failure in turn,
+// where no request would be failed otherwise; the requests after them are
+// drawn as ever.
+func TestFaultsFailTheFirstRequests(t *testing.T) {
+	f := NewFaults(FaultSeed(t), FaultRates{FailFirstWrites: 3, FailFirstTries: 2})
+	sent := 0
 	rt := f.Wrap(roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		sent++
 		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: req}, nil
 	}))
-	var codes []int
-	for _, method := range []string{"GET", "POST", "PATCH", "GET"} {
-		req, err := http.NewRequest(method, "https://apiserver/api/v1/namespaces/a/configmaps", http.NoBody)
-		if err != nil {
-			t.Fatal(err)
+	const lost = -1 // an error, the request unsent
+	var got []int
+	for _, path := range []string{"/api/v1/namespaces/a/configmaps", "/api/v1/namespaces/b/configmaps"} {
+		for range 3 {
+			for _, method := range []string{"GET", "PATCH", "WATCH"} {
+				url := "https://apiserver" + path
+				if method == "WATCH" {
+					method, url = "GET", url+"?watch=true"
+				}
+				got = append(got, answer(t, rt, method, url))
+			}
 		}
-		resp, err := rt.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		codes = append(codes, resp.StatusCode)
 	}
-	if want := []int{200, 503, 200, 200}; !slices.Equal(codes, want) {
-		t.Errorf("GET, POST, PATCH, GET answered %v, want %v", codes, want)
+	want := []int{500, 500, 200, lost, 409, 200, 200, lost, 200, 503, 503, 200, 429, 429, 200, 200, 200, 200}
+	if !slices.Equal(got, want) {
+		t.Errorf("GET, PATCH, watch, 3 times for each of 2 paths, answered\n%v, want\n%v", got, want)
 	}
+	if sent != 9 {
+		t.Errorf("%d requests were sent, want the 9 not failed", sent)
+	}
+	seen := f.Seen()
+	if len(seen.FailedFirst) != 9 || seen.FailedFirst[1] != "PATCH /api/v1/namespaces/a/configmaps 500" || seen.Lost != 2 {
+		t.Errorf("Seen() = %s, the first failed %q", seen, seen.FailedFirst)
+	}
+
+	// Creates are never failed with a conflict, which kube-apiserver gives
+	// only to an object that exists.
+	f = NewFaults(FaultSeed(t), FaultRates{FailFirstWrites: 5})
+	rt = f.Wrap(rt.(*faultTransport).next)
+	got = nil
+	for range 5 {
+		got = append(got, answer(t, rt, "POST", "https://apiserver/api/v1/namespaces/a/configmaps"))
+	}
+	if want := []int{500, lost, 503, 429, 500}; !slices.Equal(got, want) {
+		t.Errorf("5 creates answered %v, want %v", got, want)
+	}
+}
+
+// answer makes a request through rt, and returns its status code, or -1 for
+// a connection lost.
+func answer(t *testing.T, rt http.RoundTripper, method, url string) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, http.NoBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := rt.RoundTrip(req)
+	switch {
+	case utilnet.IsConnectionReset(err):
+		return -1
+	case err != nil:
+		t.Fatal(err)
+	}
+	return resp.StatusCode
 }
 
 // checkInjectedFailure checks that resp is a failure as kube-apiserver gives it.

@@ -280,16 +280,22 @@ func (e *Env) clientKubeconfig(user string) (string, error) {
 	return e.writeKubeconfig(user, u.Config())
 }
 
-// writeKubeconfig writes a kubeconfig of a user's client certificate, whose
-// cluster is named testenv (envtest's own writer names it envtest).
+// writeKubeconfig writes a kubeconfig of a user's client certificate.
 func (e *Env) writeKubeconfig(user string, c *rest.Config) (string, error) {
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["testenv"] = &clientcmdapi.Cluster{Server: e.Config.Host, CertificateAuthority: e.Config.CAFile}
-	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: c.CertData, ClientKeyData: c.KeyData}
-	cfg.Contexts["testenv"] = &clientcmdapi.Context{Cluster: "testenv", AuthInfo: user}
-	cfg.CurrentContext = "testenv"
 	file := filepath.Join(e.Dir, filepath.Base(user)+".kubeconfig")
-	return file, clientcmd.WriteToFile(*cfg, file)
+	return file, WriteKubeconfig(file, &clientcmdapi.Cluster{Server: e.Config.Host, CertificateAuthority: e.Config.CAFile},
+		&clientcmdapi.AuthInfo{ClientCertificateData: c.CertData, ClientKeyData: c.KeyData})
+}
+
+// WriteKubeconfig writes a kubeconfig of one cluster and one user, whose
+// cluster is named testenv (envtest's own writer names it envtest).
+func WriteKubeconfig(file string, cluster *clientcmdapi.Cluster, user *clientcmdapi.AuthInfo) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["testenv"] = cluster
+	cfg.AuthInfos["user"] = user
+	cfg.Contexts["testenv"] = &clientcmdapi.Context{Cluster: "testenv", AuthInfo: "user"}
+	cfg.CurrentContext = "testenv"
+	return clientcmd.WriteToFile(*cfg, file)
 }
 
 // exists tells whether a GET of path succeeds.

@@ -368,18 +368,18 @@ func (c *metallbCluster) serviceAccountKubeconfig(t *testing.T) string {
 
 func serviceAccountKubeconfig(t *testing.T, env *testenv.Env) string {
 	t.Helper()
-	token := strings.TrimSpace(kubectl(t, env, "create", "token", "cluster-network-operator", "-n", operatorNamespace, "--duration=2h"))
+	return tokenKubeconfig(t, env, strings.TrimSpace(kubectl(t, env, "create", "token", "cluster-network-operator", "-n", operatorNamespace, "--duration=2h")))
+}
+
+// tokenKubeconfig writes a kubeconfig of env's API server and a bearer token.
+func tokenKubeconfig(t *testing.T, env *testenv.Env, token string) string {
+	t.Helper()
 	admin, err := clientcmd.LoadFromFile(env.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["testenv"] = admin.Clusters["testenv"]
-	cfg.AuthInfos["operator"] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts["operator"] = &clientcmdapi.Context{Cluster: "testenv", AuthInfo: "operator"}
-	cfg.CurrentContext = "operator"
 	file := filepath.Join(t.TempDir(), "operator.kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, file); err != nil {
+	if err := testenv.WriteKubeconfig(file, admin.Clusters["testenv"], &clientcmdapi.AuthInfo{Token: token}); err != nil {
 		t.Fatal(err)
 	}
 	return file

@@ -66,14 +66,28 @@ func TestBadInvocationsFailWithOneLine(t *testing.T) {
 	}
 }
 
-func TestMissingOperatorNamespaceIsNamed(t *testing.T) {
+// A configuration error exits at once, with one line that names it; errors
+// that pass are tried again instead (TestOperatorStartsThroughFaults).
+func TestConfigurationErrorsAreNamed(t *testing.T) {
 	world.SideBySide(t, world.Beside)
 	env := testenv.New(t, testenv.Options{})
-	code, stderr := runToExit(t, "start", "--kubeconfig="+env.Kubeconfig, "--operator-namespace=not-there")
-	if code != 1 {
-		t.Errorf("exit code %d, want 1; stderr:\n%s", code, stderr)
+	for _, tc := range []struct {
+		name       string
+		kubeconfig string
+		args       []string
+		want       string
+	}{
+		{"missing namespace", env.Kubeconfig, []string{"--operator-namespace=not-there"}, `namespace "not-there" (--operator-namespace) does not exist`},
+		{"refused credentials", tokenKubeconfig(t, env, "not-a-token"), nil, "the Kubernetes API server at " + env.Config.Host + " refused the operator's credentials (Unauthorized)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stderr := runToExit(t, append([]string{"start", "--kubeconfig=" + tc.kubeconfig}, tc.args...)...)
+			if code != 1 {
+				t.Errorf("exit code %d, want 1; stderr:\n%s", code, stderr)
+			}
+			assertOneLineError(t, stderr, tc.want)
+		})
 	}
-	assertOneLineError(t, stderr, `namespace "not-there" (--operator-namespace) does not exist`)
 }
 
 // The operator becomes ready and takes the Lease; a second replica waits, ready

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,6 +102,44 @@ func TestOperatorStartedDuringAnOutageWaits(t *testing.T) {
 	applyOnceServed(t, env, guideExample(t, "activate"))
 	waitSpeaker(t, client, "")
 }
+
+// Started through a proxy that fails the first try of every request it
+// makes (a 500, a 409, a lost connection, a 503 or a 429, in turn), the
+// namespace's read, discovery, the count of control-plane nodes and the
+// install of the MetalLB object's CRD among them, the operator never exits:
+// it tries each step again, and activates MetalLB within activateThroughFaults
+// of the configuration's creation.
+func TestOperatorStartsThroughFaults(t *testing.T) {
+	world.SideBySide(t, world.Beside)
+	env := testenv.New(t, testenv.Options{})
+	client := kubernetes.NewForConfigOrDie(env.Config)
+	createNamespaces(t, env, operatorNamespace)
+	faults := testenv.NewFaults(testenv.FaultSeed(t), testenv.FaultRates{FailFirstTries: 1})
+	op := startOperatorAs(t, testenv.ServeWithFaults(t, env.Kubeconfig, faults), cluster.Release("4.22.0", release.MetalLB), "--platform=BareMetal")
+	op.waitReady(t)
+	created := time.Now()
+	applyOnceServed(t, env, guideExample(t, "activate"))
+	waitSpeaker(t, client, "")
+	if took := time.Since(created); took > activateThroughFaults {
+		t.Errorf("MetalLB activated %s after its configuration was created; want within %s", took, activateThroughFaults)
+	}
+	select {
+	case <-op.done:
+		t.Fatalf("the operator exited; log:\n%s", op.log())
+	default:
+	}
+	failed := faults.Seen().FailedFirst
+	for _, step := range []string{"GET /version", "GET /api/v1/namespaces/" + operatorNamespace + " ", "GET /api ", "GET /apis ",
+		"GET /api/v1/nodes ", "PATCH /apis/apiextensions.k8s.io/v1/customresourcedefinitions/metallbs.metallb.io ", "POST /apis/coordination.k8s.io/v1/namespaces/" + operatorNamespace + "/leases "} {
+		if !slices.ContainsFunc(failed, func(f string) bool { return strings.HasPrefix(f, step) }) {
+			t.Errorf("no request %q failed; the requests failed: %q", step, failed)
+		}
+	}
+	t.Logf("%s; activated %s after the configuration was created", faults.Seen(), time.Since(created).Round(time.Millisecond))
+}
+
+// activateThroughFaults bounds the activation when every request fails once.
+const activateThroughFaults = 30 * time.Second
 
 // outage is how long kube-apiserver answers nothing in the outage story.
 const outage = time.Minute

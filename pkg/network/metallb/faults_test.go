@@ -49,7 +49,7 @@ func TestStoriesUnderFaults(t *testing.T) {
 			t.Parallel()
 			m := newModuleEnv(t, story.env)
 			rates := testenv.DefaultFaultRates
-			rates.FailFirstWrite = true // the adoption story makes some 15-25 writes
+			rates.FailFirstWrites = 1 // the adoption story makes some 15-25 writes
 			m.faults = testenv.NewFaults(seed+uint64(i), rates)
 			m.run(t, story.opts)
 			story.run(t, m)

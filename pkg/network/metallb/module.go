@@ -152,8 +152,8 @@ func (m *Module) ConfigureManager(opts *manager.Options) error {
 func (m *Module) Install(ctx context.Context, c client.Client) error { return InstallAPI(ctx, c) }
 
 // Add registers the module's controller.
-func (m *Module) Add(mgr manager.Manager, reporter publish.Reporter) error {
+func (m *Module) Add(ctx context.Context, mgr manager.Manager, reporter publish.Reporter) error {
 	var err error
-	m.reconciler, err = add(mgr, m.opts, m.inventory, reporter, m.nodeAddress)
+	m.reconciler, err = add(ctx, mgr, m.opts, m.inventory, reporter, m.nodeAddress)
 	return err
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/status/publish"
+	"github.com/bmlb/cluster-network-operator/pkg/transient"
 )
 
 // Reconciler keeps MetalLB as the platform, the user's configuration and the
@@ -68,7 +69,7 @@ var request = reconcile.Request{NamespacedName: types.NamespacedName{Name: Name}
 
 func enqueue(context.Context, client.Object) []reconcile.Request { return []reconcile.Request{request} }
 
-func add(mgr ctrl.Manager, opts Options, inv manifests.Inventory, reporter publish.Reporter, nodeAddress *nodeaddress.Module) (*Reconciler, error) {
+func add(ctx context.Context, mgr ctrl.Manager, opts Options, inv manifests.Inventory, reporter publish.Reporter, nodeAddress *nodeaddress.Module) (*Reconciler, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
@@ -83,7 +84,6 @@ func add(mgr ctrl.Manager, opts Options, inv manifests.Inventory, reporter publi
 		events:      mgr.GetEventRecorder(manifests.FieldOwner),
 		opts:        opts.Options,
 		clock:       opts.Clock,
-		openshift:   served(mgr, objects.Infrastructure),
 		inventory:   inv,
 		reporter:    reporter,
 		nodeAddress: nodeAddress,
@@ -91,11 +91,14 @@ func add(mgr ctrl.Manager, opts Options, inv manifests.Inventory, reporter publi
 		told:        map[string]bool{},
 		pace:        clock.RealClock{},
 	}
-	r.opts.Environment.OpenShift = r.openshift
-	r.opts.Environment.SCCAdmission = served(mgr, objects.SecurityContextConstraints)
-	r.apiServerAPI = served(mgr, objects.APIServer)
-	r.networkAPI = served(mgr, objects.Network)
 	var err error
+	for api, kind := range map[*bool]schema.GroupVersionKind{&r.openshift: objects.Infrastructure,
+		&r.opts.Environment.SCCAdmission: objects.SecurityContextConstraints, &r.apiServerAPI: objects.APIServer, &r.networkAPI: objects.Network} {
+		if *api, err = served(ctx, mgr, kind); err != nil {
+			return nil, err
+		}
+	}
+	r.opts.Environment.OpenShift = r.openshift
 	if r.lookup, err = newLookupCache(mgr, inv, opts.Namespace); err != nil {
 		return nil, err
 	}
@@ -104,10 +107,10 @@ func add(mgr ctrl.Manager, opts Options, inv manifests.Inventory, reporter publi
 }
 
 // served tells whether the API server serves a kind, as the manager's
-// discovery found it at start.
-func served(mgr ctrl.Manager, gvk schema.GroupVersionKind) bool {
-	_, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind())
-	return err == nil
+// discovery finds it at start: discovery that fails on an error that passes
+// is tried again until ctx ends.
+func served(ctx context.Context, mgr ctrl.Manager, gvk schema.GroupVersionKind) (bool, error) {
+	return transient.Served(ctx, mgr.GetLogger(), mgr.GetRESTMapper(), gvk.GroupKind())
 }
 
 // Reconcile observes the cluster, plans what to do, does it and reports how

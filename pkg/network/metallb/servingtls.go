@@ -16,14 +16,19 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/tlsprofile"
+	"github.com/bmlb/cluster-network-operator/pkg/transient"
 )
 
 // GovernTLS keeps the operator's own TLS endpoints on MetalLB's profile
 // (manifests.TLSProfileFor), as MetalLB's pods are: on every replica, leader
 // or not, from the manager's cache, a change taking effect at the next
 // handshake.
-func (m *Module) GovernTLS(mgr manager.Manager, serving *tlsprofile.Serving) error {
-	return mgr.Add(&servingTLS{cache: mgr.GetCache(), namespace: m.opts.Namespace, apiServerAPI: served(mgr, objects.APIServer),
+func (m *Module) GovernTLS(ctx context.Context, mgr manager.Manager, serving *tlsprofile.Serving) error {
+	apiServerAPI, err := served(ctx, mgr, objects.APIServer)
+	if err != nil {
+		return err
+	}
+	return mgr.Add(&servingTLS{cache: mgr.GetCache(), namespace: m.opts.Namespace, apiServerAPI: apiServerAPI,
 		serving: serving, log: ctrl.Log.WithName("tls")})
 }
 
@@ -57,7 +62,11 @@ func (s *servingTLS) Start(ctx context.Context) error {
 		}
 	}
 	for _, kind := range kinds {
-		informer, err := s.cache.GetInformer(ctx, kind)
+		var informer cache.Informer
+		err := transient.Retry(ctx, s.log, "watching the kinds of the TLS profile", func(ctx context.Context) (err error) {
+			informer, err = s.cache.GetInformer(ctx, kind)
+			return err
+		})
 		if err != nil {
 			return err
 		}

@@ -247,7 +247,7 @@ func startModeStoppable(t *testing.T, env *testenv.Env) (*Reconciler, func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := mode.Add(mgr, publish.Reporter{}); err != nil {
+	if err := mode.Add(t.Context(), mgr, publish.Reporter{}); err != nil {
 		t.Fatal(err)
 	}
 	r := mode.r

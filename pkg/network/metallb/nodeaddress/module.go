@@ -1,6 +1,8 @@
 package nodeaddress
 
 import (
+	"context"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -29,7 +31,7 @@ func (m *Module) ConfigureManager(*manager.Options) error { return nil }
 
 // Add registers the mode's controller. It reports by Events on the Services
 // it serves, not by a status of its own.
-func (m *Module) Add(mgr manager.Manager, _ publish.Reporter) error {
+func (m *Module) Add(_ context.Context, mgr manager.Manager, _ publish.Reporter) error {
 	var err error
 	m.r, err = add(mgr)
 	return err

@@ -1,0 +1,63 @@
+package testenv
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// ServeWithFaults serves, on loopback, the API server of a kubeconfig to a
+// client of another process (the operator's binary), with f's faults in its
+// requests, and returns the kubeconfig of that client: plain HTTP and no
+// credentials, the proxy making every request as the kubeconfig's user. A
+// request failed with a lost connection loses the client's. It stops with
+// the test.
+func ServeWithFaults(t testing.TB, kubeconfig string, f *Faults) string {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upstream, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(upstream) },
+		Transport:     f.Wrap(rt),
+		FlushInterval: -1, // a watch's events as they come
+		ErrorHandler:  dropConnection,
+	}
+	server := httptest.NewServer(proxy)
+	t.Cleanup(server.Close)
+
+	file := filepath.Join(t.TempDir(), "faults.kubeconfig")
+	if err := WriteKubeconfig(file, &clientcmdapi.Cluster{Server: server.URL}, &clientcmdapi.AuthInfo{}); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// dropConnection closes the client's connection when a request to the API
+// server failed (a lost connection injected, or the API server's lost): the
+// client sees its connection lost, as it would without the proxy, rather
+// than the proxy's 502.
+func dropConnection(w http.ResponseWriter, _ *http.Request, _ error) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		w.WriteHeader(http.StatusBadGateway)
+		return
+	}
+	_ = conn.Close()
+}
