@@ -23,14 +23,15 @@ func Is(err error) bool {
 	if err == nil {
 		return false
 	}
+	// By the answer's code: every 5xx (InternalError, ServiceUnavailable,
+	// ServerTimeout and Timeout among them, and a proxy's 502), whatever its
+	// body. Not apierrors.IsUnexpectedServerError: it tells an answer without
+	// a Status body, whatever its code (a 401 among them).
 	var status apierrors.APIStatus
 	if errors.As(err, &status) && status.Status().Code >= 500 {
 		return true
 	}
-	// Not apierrors.IsUnexpectedServerError: it tells an answer without a
-	// Status body, whatever its code (a 401 among them).
-	return apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
-		apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsConflict(err) ||
+	return apierrors.IsTooManyRequests(err) || apierrors.IsConflict(err) ||
 		utilnet.IsConnectionReset(err) || utilnet.IsConnectionRefused(err) || utilnet.IsProbableEOF(err) ||
 		utilnet.IsHTTP2ConnectionLost(err) || utilnet.IsTimeout(err)
 }
