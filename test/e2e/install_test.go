@@ -81,6 +81,7 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	kubectl(t, c.Env, "apply", "-f", guideExample(t, "node-address-mode"))
 	kubectl(t, c.Env, "apply", "-f", guideExample(t, "node-address"))
 	c.waitIngress(t, "web-on-nodes", time.Minute, c.nodeIPs())
+	c.drainForUpdate(t, c.Nodes[1].Name) // node maintenance, as on OpenShift
 
 	kubectl(t, c.Env, "apply", "-f", tune)
 	c.waitPods(t, "MetalLB with --log-level=debug", 3*time.Minute, func(p *corev1.Pod) bool {

@@ -231,8 +231,20 @@ func (c *metallbCluster) assertTaken(t *testing.T, name string, port int32) {
 	}
 }
 
-// waitEvent waits for an Event of the reason on the Service whose note names want.
+// waitEvent waits for a Warning Event of the reason on the Service whose
+// note names want.
 func (c *metallbCluster) waitEvent(t *testing.T, name, reason, want string) {
+	t.Helper()
+	if notes, ok := c.waitEventOn(t, "Service", name, reason, corev1.EventTypeWarning, want); !ok {
+		svc, _ := c.Client.CoreV1().Services("default").Get(t.Context(), name, metav1.GetOptions{})
+		t.Fatalf("no Warning %s Event on Service %s naming %s; notes: %q; its status: %+v", reason, name, want, notes, svc.Status)
+	}
+}
+
+// waitEventOn waits up to 30 s for an Event of the reason and type on an
+// object in the namespace default, or cluster-scoped, whose note has want. It
+// tells whether one came, with the notes of that reason on the object.
+func (c *metallbCluster) waitEventOn(t *testing.T, kind, name, reason, eventType, want string) ([]string, bool) {
 	t.Helper()
 	var notes []string
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -242,20 +254,17 @@ func (c *metallbCluster) waitEvent(t *testing.T, name, reason, want string) {
 		}
 		notes = notes[:0]
 		for _, e := range list.Items {
-			if e.Regarding.Kind != "Service" || e.Regarding.Name != name {
+			if e.Regarding.Kind != kind || e.Regarding.Name != name {
 				continue
 			}
-			notes = append(notes, e.Note)
-			if e.Type == corev1.EventTypeWarning && strings.Contains(e.Note, want) {
+			notes = append(notes, e.Type+": "+e.Note)
+			if e.Type == eventType && strings.Contains(e.Note, want) {
 				return true, nil
 			}
 		}
 		return false, nil
 	})
-	if err != nil {
-		svc, _ := c.Client.CoreV1().Services("default").Get(t.Context(), name, metav1.GetOptions{})
-		t.Fatalf("no Warning %s Event on Service %s naming %s; notes: %q; its status: %+v", reason, name, want, notes, svc.Status)
-	}
+	return notes, err == nil
 }
 
 // assertAnswer checks that the client gets the backend's answer at addr

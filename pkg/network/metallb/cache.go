@@ -13,18 +13,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodecache"
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
 
-// cacheByObject is what the manager's cache holds for the module: the
-// Nodes' names and provider IDs, MetalLB's and frr-k8s's pods, and the objects
+// cacheByObject is what the manager's cache holds for the module: of the
+// Nodes, what nodecache keeps, MetalLB's and frr-k8s's pods, and the objects
 // the module owns.
 func cacheByObject(inv manifests.Inventory, namespace string) map[client.Object]cache.ByObject {
 	selector := manifests.Ownership.AsSelector()
 	inNamespace := map[string]cache.Config{namespace: {}}
 	byObject := map[client.Object]cache.ByObject{
-		&corev1.Node{}: {Transform: providerIDOnly},
+		&corev1.Node{}: {Transform: nodecache.Keep},
 		// MetalLB's and frr-k8s's pods, to name the nodes of a hung rollout.
 		&corev1.Pod{}: {Label: manifests.NodePods, Namespaces: inNamespace, Transform: podReadinessOnly},
 		// The DaemonSet controller's Events, which alone say that it cannot
@@ -88,34 +89,6 @@ func ownedWholeOthersLookedUp(obj any) (any, error) {
 		return nil, err
 	}
 	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": meta}}, nil
-}
-
-// nodeProvider is what the cache keeps of a Node: its name, its version
-// (without which the informer takes an update for a resync and drops it), and
-// its provider ID, which tells the platform (readPlatform). A corev1.Node,
-// even near empty, takes three times its memory, and a cluster has
-// thousands. Only the informer's store and the watch's events hold it: a read
-// of Nodes through the manager's client gets an error that names the type.
-type nodeProvider struct {
-	metav1.TypeMeta
-	metav1.ObjectMeta
-	ProviderID string
-}
-
-func (n *nodeProvider) DeepCopyObject() runtime.Object {
-	c := *n
-	n.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
-	return &c
-}
-
-// providerIDOnly is the transform of the Nodes' informer.
-func providerIDOnly(obj any) (any, error) {
-	n, ok := obj.(*corev1.Node)
-	if !ok {
-		return obj, nil
-	}
-	return &nodeProvider{ProviderID: n.Spec.ProviderID,
-		ObjectMeta: metav1.ObjectMeta{Name: n.Name, ResourceVersion: n.ResourceVersion}}, nil
 }
 
 // podReadinessOnly keeps of a MetalLB pod what names a hung rollout's nodes:
@@ -193,14 +166,15 @@ func keepWhatIsRead(obj any) (any, error) {
 
 var stripManagedFields = cache.TransformStripManagedFields()
 
-// peerHoldTimeOnly keeps of a BGPPeer who it is and its hold time.
+// peerHoldTimeOnly keeps of a BGPPeer who it is, its hold time and the
+// nodes it selects (maintenance's last node).
 func peerHoldTimeOnly(obj any) (any, error) {
 	p, ok := obj.(*metallbv1beta2.BGPPeer)
 	if !ok {
 		return obj, nil
 	}
 	return &metallbv1beta2.BGPPeer{TypeMeta: p.TypeMeta, ObjectMeta: identity(p.ObjectMeta),
-		Spec: metallbv1beta2.BGPPeerSpec{HoldTime: p.Spec.HoldTime}}, nil
+		Spec: metallbv1beta2.BGPPeerSpec{HoldTime: p.Spec.HoldTime, NodeSelectors: p.Spec.NodeSelectors}}, nil
 }
 
 // configurationResultOnly keeps of a ConfigurationState who it is, which

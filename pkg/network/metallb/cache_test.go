@@ -4,9 +4,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
@@ -56,28 +53,5 @@ func TestOwnedWholeOthersLookedUp(t *testing.T) {
 		if u := got.(*unstructured.Unstructured); !reflect.DeepEqual(u.Object, c.want) {
 			t.Errorf("%s: kept\n%v\nwant\n%v", c.name, u.Object, c.want)
 		}
-	}
-}
-
-// TestProviderIDOnly: of a Node the cache keeps its name, version and
-// provider ID, and a kept one again as it is.
-func TestProviderIDOnly(t *testing.T) {
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-0", UID: "u", ResourceVersion: "9",
-		Labels: map[string]string{"a": "b"}}, Spec: corev1.NodeSpec{ProviderID: "kwok://kwok-0"},
-		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.0.2.10"}}}}
-	kept, err := providerIDOnly(node)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := &nodeProvider{ObjectMeta: metav1.ObjectMeta{Name: "kwok-0", ResourceVersion: "9"}, ProviderID: "kwok://kwok-0"}
-	if diff := cmp.Diff(want, kept); diff != "" {
-		t.Errorf("kept (-want +got):\n%s", diff)
-	}
-	again, err := providerIDOnly(kept)
-	if err != nil || again != kept {
-		t.Errorf("kept again: %v, %v; want it as it was", again, err)
-	}
-	if cp := kept.(*nodeProvider).DeepCopyObject(); cmp.Diff(kept, cp) != "" {
-		t.Errorf("a deep copy differs: %s", cmp.Diff(kept, cp))
 	}
 }

@@ -3,7 +3,6 @@ package metallb
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 
@@ -17,20 +16,20 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
-	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodecache"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 )
 
 // observe reads the snapshot, as the plan of now needs it.
 func (r *Reconciler) observe(ctx context.Context, now time.Time) (*plan.Snapshot, error) {
-	s := &plan.Snapshot{}
+	s := &plan.Snapshot{Maintenance: r.maintenance.Report()}
 	for _, read := range []func(context.Context, *plan.Snapshot) error{
 		r.readMetalLBs, r.readPlatform, r.readOwned, r.readMonitoring, r.readForeign, r.readWorkloads, r.readMemberlistKeys, r.readConfigs,
 		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readClusterOperator, r.readClusterTLSProfile,
@@ -75,11 +74,10 @@ func (r *Reconciler) readMetalLBs(ctx context.Context, s *plan.Snapshot) error {
 // readPlatform reads what the platform is decided from: nothing with
 // --platform, Infrastructure/cluster on OpenShift, else the Nodes.
 func (r *Reconciler) readPlatform(ctx context.Context, s *plan.Snapshot) error {
-	store, err := r.nodeStore(ctx)
+	nodes, err := nodecache.All(ctx, r.cache)
 	if err != nil {
 		return err
 	}
-	nodes := store.List()
 	s.Platform.NodeCount = len(nodes)
 	if r.opts.Platform != "" {
 		return nil
@@ -95,26 +93,10 @@ func (r *Reconciler) readPlatform(ctx context.Context, s *plan.Snapshot) error {
 			return nil
 		}
 	}
-	for _, o := range nodes {
-		if n, ok := o.(*nodeProvider); ok {
-			s.Platform.Nodes = append(s.Platform.Nodes, plan.NodeProvider{Name: n.Name, ProviderID: n.ProviderID})
-		}
+	for _, n := range nodes {
+		s.Platform.Nodes = append(s.Platform.Nodes, plan.NodeProvider{Name: n.Name, ProviderID: n.ProviderID})
 	}
 	return nil
-}
-
-// nodeStore is the store of the cache's Node informer, read as it is: a List
-// would copy every Node, thousands of them, at every reconcile.
-func (r *Reconciler) nodeStore(ctx context.Context) (toolscache.Store, error) {
-	informer, err := r.cache.GetInformer(ctx, &corev1.Node{})
-	if err != nil {
-		return nil, err
-	}
-	withStore, ok := informer.(interface{ GetStore() toolscache.Store })
-	if !ok {
-		return nil, fmt.Errorf("the Node informer, a %T, has no store", informer)
-	}
-	return withStore.GetStore(), nil
 }
 
 // readOwned lists the objects of every kind the module renders that carry the

@@ -79,16 +79,16 @@ func (r *Reconciler) readAdvertisements(ctx context.Context, s *plan.Snapshot) e
 	for i := range bgp.Items {
 		a := &bgp.Items[i]
 		s.Advertisements = append(s.Advertisements, plan.Advertisement{Object: metadataOf(a, manifests.BGPAdvertisementKind),
-			Pools: a.Spec.IPAddressPools, PoolSelectors: a.Spec.IPAddressPoolSelectors, Peers: a.Spec.Peers})
+			Pools: a.Spec.IPAddressPools, PoolSelectors: a.Spec.IPAddressPoolSelectors, Peers: a.Spec.Peers, NodeSelectors: a.Spec.NodeSelectors})
 	}
 	for i := range l2.Items {
 		a := &l2.Items[i]
 		s.Advertisements = append(s.Advertisements, plan.Advertisement{Object: metadataOf(a, manifests.L2AdvertisementKind),
-			Pools: a.Spec.IPAddressPools, PoolSelectors: a.Spec.IPAddressPoolSelectors})
+			Pools: a.Spec.IPAddressPools, PoolSelectors: a.Spec.IPAddressPoolSelectors, NodeSelectors: a.Spec.NodeSelectors})
 	}
 	for i := range peers.Items {
 		p := &peers.Items[i]
-		s.Peers = append(s.Peers, plan.Peer{Object: metadataOf(p, manifests.BGPPeerKind), HoldTime: p.Spec.HoldTime})
+		s.Peers = append(s.Peers, plan.Peer{Object: metadataOf(p, manifests.BGPPeerKind), HoldTime: p.Spec.HoldTime, NodeSelectors: p.Spec.NodeSelectors})
 	}
 	return nil
 }

@@ -14,9 +14,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/maintenance"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
@@ -49,6 +51,9 @@ type Reconciler struct {
 	manager     ctrl.Manager
 	controller  controller.Controller
 	nodeAddress *nodeaddress.Module
+	maintenance *maintenance.Reconciler
+	// maintenanceReported asks for a reconcile: maintenance's report changed.
+	maintenanceReported chan event.GenericEvent
 
 	mu       sync.Mutex                       // held by Reconcile: what follows is its own
 	watching map[schema.GroupVersionKind]bool // configuration kinds watched
@@ -90,6 +95,8 @@ func add(ctx context.Context, mgr ctrl.Manager, opts Options, inv manifests.Inve
 		watching:    map[schema.GroupVersionKind]bool{},
 		told:        map[string]bool{},
 		pace:        clock.RealClock{},
+
+		maintenanceReported: make(chan event.GenericEvent, 1),
 	}
 	var err error
 	for api, kind := range map[*bool]schema.GroupVersionKind{&r.openshift: objects.Infrastructure,
@@ -102,8 +109,20 @@ func add(ctx context.Context, mgr ctrl.Manager, opts Options, inv manifests.Inve
 	if r.lookup, err = newLookupCache(mgr, inv, opts.Namespace); err != nil {
 		return nil, err
 	}
+	if r.maintenance, err = maintenance.Add(mgr, opts.Namespace, r.maintenanceChanged); err != nil {
+		return nil, err
+	}
 	r.controller, err = r.watches(ctrl.NewControllerManagedBy(mgr)).Build(r)
 	return r, err
+}
+
+// maintenanceChanged asks for a reconcile, which reports maintenance's
+// report in the MetalLB object's status.
+func (r *Reconciler) maintenanceChanged() {
+	select {
+	case r.maintenanceReported <- event.GenericEvent{}:
+	default: // one is pending
+	}
 }
 
 // served tells whether the API server serves a kind, as the manager's
@@ -136,6 +155,9 @@ func (r *Reconciler) reconcile(ctx context.Context) (reconcile.Result, time.Dura
 		// First: Services handed over to MetalLB lose the node addresses while
 		// its controller starts.
 		r.nodeAddress.SetScope(*p.NodeAddress)
+	}
+	if p.Maintenance != nil {
+		r.maintenance.SetScope(*p.Maintenance)
 	}
 	changes, err := r.write(ctx, s, p)
 	report := p.Report(err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodecache"
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 )
 
@@ -32,7 +33,7 @@ func (r *Reconciler) watches(b *builder.Builder) *builder.Builder {
 	b = b.Named(Name).Watches(&v1beta1.MetalLB{}, all)
 	// Nodes coming and going tell the platform, and whether the cluster has a
 	// single node (the node-address mode's default).
-	b = b.Watches(&corev1.Node{}, all, builder.WithPredicates(providerIDChanged))
+	b = b.Watches(&corev1.Node{}, r.nodeEvents())
 	if r.opts.Platform == "" && r.openshift {
 		b = b.Watches(&configv1.Infrastructure{}, all)
 	}
@@ -65,6 +66,7 @@ func (r *Reconciler) watches(b *builder.Builder) *builder.Builder {
 			b = b.Watches(objects.Empty(gvk), all)
 		}
 	}
+	b = b.WatchesRawSource(source.Channel(r.maintenanceReported, all))
 	return watchLookups(b, r.lookup, r.inventory)
 }
 
@@ -100,12 +102,31 @@ func statusOnly(old, updated client.Object) bool {
 		maps.Equal(old.GetLabels(), updated.GetLabels()) && maps.Equal(old.GetAnnotations(), updated.GetAnnotations())
 }
 
-// providerIDChanged passes Node events that can change the platform, and not
-// the status updates every node makes every few seconds.
-var providerIDChanged = predicate.Funcs{
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		return e.ObjectOld.(*nodeProvider).ProviderID != e.ObjectNew.(*nodeProvider).ProviderID
-	},
+// nodeEvents is the one watch of the Nodes, for the module and for node
+// maintenance (one handler of the informer, not two): a Node coming or
+// going, or its provider ID changing, asks for a reconcile (the platform,
+// the count of nodes); a change that maintenance reads asks it to look again.
+// The status updates every node makes go no further.
+func (r *Reconciler) nodeEvents() handler.EventHandler {
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, _ event.CreateEvent, q requestQueue) {
+			q.Add(request)
+			r.maintenance.Recheck()
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q requestQueue) {
+			old, updated := e.ObjectOld.(*nodecache.Node), e.ObjectNew.(*nodecache.Node)
+			if old.ProviderID != updated.ProviderID {
+				q.Add(request)
+			}
+			if !old.Maintenance.Equal(updated.Maintenance) {
+				r.maintenance.Recheck()
+			}
+		},
+		DeleteFunc: func(_ context.Context, _ event.DeleteEvent, q requestQueue) {
+			q.Add(request)
+			r.maintenance.Recheck()
+		},
+	}
 }
 
 // watchConfigs watches the configuration kinds, and MetalLB's reports on

@@ -110,6 +110,16 @@ type MetalLBSpec struct {
 	// +optional
 	NodeAddress *NodeAddress `json:"nodeAddress,omitempty"`
 
+	// Maintenance moves MetalLB's announcements off a node being taken down
+	// for maintenance (a drain before a reboot), and back once it has
+	// returned: the operator labels the node
+	// node.kubernetes.io/exclude-from-external-load-balancers, which the
+	// speakers honour, and takes off only the labels it put. It never takes
+	// the last node that could announce for an advertisement. A field of this
+	// operator's; the upstream operator has none.
+	// +optional
+	Maintenance *Maintenance `json:"maintenance,omitempty"`
+
 	// NetworkPolicies are the NetworkPolicies the operator puts in MetalLB's
 	// namespace: a default deny, and what MetalLB's pods need allowed. A field
 	// of this operator's; the upstream operator has none.
@@ -188,6 +198,49 @@ type NodeAddress struct {
 	// any, else its InternalIP addresses.
 	// +optional
 	AddressType NodeAddressType `json:"addressType,omitempty"`
+}
+
+// MaintenanceMode tells whether the operator moves announcements off nodes
+// being taken down.
+// +kubebuilder:validation:Enum=Enabled;Disabled
+type MaintenanceMode string
+
+// Maintenance modes.
+const (
+	MaintenanceEnabled  MaintenanceMode = "Enabled"
+	MaintenanceDisabled MaintenanceMode = "Disabled"
+)
+
+// Maintenance says what tells that a node is being taken down. On OpenShift
+// the machine-config daemon's drain request always does, while the mode is
+// Enabled.
+type Maintenance struct {
+	// Mode is Enabled or Disabled. Default: Enabled on OpenShift, and
+	// elsewhere where a signal below is named; Disabled otherwise. Disabled
+	// takes off every label the operator put.
+	// +optional
+	Mode MaintenanceMode `json:"mode,omitempty"`
+
+	// NodeLabels are labels a node carries while a tool takes it down: a
+	// key, of any value, or key=value, that value only (kured sets
+	// --pre-reboot-node-labels before a reboot and can only set another
+	// value after it, --post-reboot-node-labels).
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=set
+	NodeLabels []string `json:"nodeLabels,omitempty"`
+
+	// NodeTaints are keys of taints a node carries while it is taken down.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=set
+	NodeTaints []string `json:"nodeTaints,omitempty"`
+
+	// Cordon, when true, has a cordoned node (spec.unschedulable) count as
+	// being taken down. Default false: a cordon alone keeps new pods off a
+	// node that goes on serving.
+	// +optional
+	Cordon bool `json:"cordon,omitempty"`
 }
 
 // FailureDetectionProfile names a timing of the speakers' memberlist cluster.
@@ -288,6 +341,37 @@ type MetalLBStatus struct {
 	// +kubebuilder:validation:Type=object
 	// +kubebuilder:pruning:PreserveUnknownFields
 	AppliedSpec *runtime.RawExtension `json:"appliedSpec,omitempty"`
+
+	// Maintenance lists the nodes being taken down for maintenance: those
+	// the operator took out of MetalLB's announcements, and those it keeps
+	// in them, being the last that could announce for an advertisement.
+	// +optional
+	// +listType=map
+	// +listMapKey=node
+	// +kubebuilder:validation:MaxItems=10000
+	Maintenance []NodeMaintenance `json:"maintenance,omitempty"`
+}
+
+// NodeMaintenanceState says where a node in maintenance stands.
+type NodeMaintenanceState string
+
+// Node maintenance states.
+const (
+	// NodeOut: MetalLB's announcements left the node.
+	NodeOut NodeMaintenanceState = "Out"
+	// NodeHeld: the node keeps announcing, being the last that could.
+	NodeHeld NodeMaintenanceState = "Held"
+)
+
+// NodeMaintenance is a node in maintenance.
+type NodeMaintenance struct {
+	// Node names the node.
+	Node string `json:"node"`
+	// State is Out or Held.
+	State NodeMaintenanceState `json:"state"`
+	// Reason says why the node is being taken down, and, when Held, for
+	// which advertisement it keeps announcing.
+	Reason string `json:"reason"`
 }
 
 // MetalLB tunes the MetalLB the operator runs: one per cluster, named metallb,

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	maintenance "github.com/bmlb/cluster-network-operator/pkg/network/metallb/maintenance/decide"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress/decide"
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
@@ -31,8 +32,8 @@ func Make(s *Snapshot, opts Options, now time.Time) *Plan {
 
 func makePlan(s *Snapshot, opts Options, now time.Time) *Plan {
 	p := &Plan{opts: opts, now: now, metallb: s.MetalLB, tracking: s.Tracking, elsewhere: s.Configs.Elsewhere,
-		clusterOperator: s.ClusterOperator,
-		configured:      len(s.Configs.InNamespace) > 0 || (s.MetalLB != nil && !enablesNodeAddress(s.MetalLB)),
+		clusterOperator: s.ClusterOperator, Maintenance: &maintenance.Scope{}, maintenanceReport: s.Maintenance,
+		configured: len(s.Configs.InNamespace) > 0 || (s.MetalLB != nil && !enablesNodeAddress(s.MetalLB)),
 	}
 	p.platform = platformOf(opts.Platform, s.Platform)
 	p.allowed = slices.Contains(opts.AllowedPlatforms, p.platform.Type)
@@ -128,6 +129,7 @@ func (p *Plan) deploy(s *Snapshot, settings manifests.Settings, desired []*unstr
 	p.WatchConfigs = true
 	p.Notices = append(p.Notices, ignoredNotices(s.Configs.Elsewhere, p.opts.Namespace)...)
 	if p.configured {
+		p.Maintenance = maintenanceScope(s, p.opts.Environment.OpenShift)
 		p.mistakes = configMistakes(s.Configs.ofKind(manifests.IPAddressPoolKind), s.Advertisements, s.Peers, s.ConfigStates)
 		p.Notices = append(p.Notices, problemNotices(p.mistakes)...)
 	}

@@ -61,6 +61,7 @@ func (p *Plan) metallbStatus(cs status.Conditions, applied bool) *v1beta1.MetalL
 	if p.specValid && applied && !sameSpec(s.AppliedSpec, &obj.Spec) {
 		s.AppliedSpec = appliedSpec(&obj.Spec)
 	}
+	reportMaintenance(s, p.maintenanceReport, obj.Generation, p.now)
 	if equality.Semantic.DeepEqual(&obj.Status, s) {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	maintenance "github.com/bmlb/cluster-network-operator/pkg/network/metallb/maintenance/decide"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress/decide"
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
@@ -48,6 +49,9 @@ type Plan struct {
 	Notices, OnCreate []Event
 	// NodeAddress is what the node-address mode serves; nil leaves it as it is.
 	NodeAddress *decide.Scope
+	// Maintenance is what node maintenance follows: no signal while MetalLB
+	// is not deployed, so that every node it took out returns.
+	Maintenance *maintenance.Scope
 	// RequeueAfter is when to look again with no event: when a rollout in
 	// flight would turn hung.
 	RequeueAfter time.Duration
@@ -57,8 +61,9 @@ type Plan struct {
 	failure error
 
 	// What the plan found of the cluster, for its Report.
-	now      time.Time
-	platform Platform
+	now               time.Time
+	maintenanceReport maintenance.Report
+	platform          Platform
 	// allowed: the platform allows MetalLB; configured: the user asked for it.
 	allowed, configured bool
 	metallb             *v1beta1.MetalLB

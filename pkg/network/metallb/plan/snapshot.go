@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	maintenance "github.com/bmlb/cluster-network-operator/pkg/network/metallb/maintenance/decide"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
@@ -27,6 +28,8 @@ type Snapshot struct {
 	// when there is none; Ignored are the others.
 	MetalLB *v1beta1.MetalLB
 	Ignored []*v1beta1.MetalLB
+	// Maintenance is node maintenance's last report.
+	Maintenance maintenance.Report
 	// Configs are the configuration objects' metadata, by where they are.
 	Configs Configs
 	// PriorityClasses and RuntimeClasses are the names of those that exist.
@@ -160,12 +163,16 @@ type Advertisement struct {
 	PoolSelectors []metav1.LabelSelector
 	// Peers are the BGPPeers a BGPAdvertisement names; none is all.
 	Peers []string
+	// NodeSelectors select the nodes it announces from; none is all.
+	NodeSelectors []metav1.LabelSelector
 }
 
 // Peer is a BGPPeer, by the hold time it sets (nil: MetalLB's default).
 type Peer struct {
 	Object   *metav1.PartialObjectMetadata
 	HoldTime *metav1.Duration
+	// NodeSelectors select the nodes that peer with it; none is all.
+	NodeSelectors []metav1.LabelSelector
 }
 
 // ConfigState is a MetalLB component's report on the configuration it loaded

@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BGP maintenance, with each backend against the real router, the BGPPeer
+// at MetalLB's default hold time (90 s: the time a stopped node's path would
+// stay without maintenance): every node in turn, one at a time, enters
+// maintenance (its label signal), and the router withdraws its path before
+// the node stops; the node stops (its containers SIGTERMed, as by a reboot)
+// and stays down for 3 s, starts again, and once its speaker is ready its
+// maintenance ends and its path comes back. Sampled every 100 ms throughout,
+// the router always has a next hop, and never one of a stopped node.
+func TestBGPMaintenance(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, backend string) {
+		c, _, ip := newBGPServing(t, "", backend)
+		c.nameMaintenanceLabel(t)
+		s := c.sampleNextHops(t, ip)
+		var downs []downtime
+		for _, node := range c.nodeNames() {
+			downs = append(downs, c.maintainBGPNode(t, s, node))
+		}
+		samples := s.stop()
+		for _, sample := range samples {
+			if len(sample.nodes) == 0 {
+				t.Errorf("at %s the router had no next hop", sample.at.Format(time.StampMilli))
+			}
+			for _, d := range downs {
+				if sample.at.After(d.stopped) && sample.at.Before(d.started) && slices.Contains(sample.nodes, d.node) {
+					t.Errorf("at %s the router held a path to %s, stopped since %s", sample.at.Format(time.StampMilli), d.node, d.stopped.Format(time.StampMilli))
+				}
+			}
+		}
+		// Fewer than all nodes but the one in maintenance: told, for the
+		// figures (the bound is a next hop, always).
+		var thin []string
+		for _, sample := range samples {
+			if len(sample.nodes) < len(downs)-1 && len(thin) < 5 {
+				thin = append(thin, fmt.Sprintf("%s %q", sample.at.Format(time.StampMilli), sample.nodes))
+			}
+		}
+		var withdrawals []string
+		for _, d := range downs {
+			withdrawals = append(withdrawals, fmt.Sprintf("%s %s", d.node, d.withdrawn.Round(10*time.Millisecond)))
+		}
+		t.Logf("BGP MAINTENANCE (%s): the router withdrew each node's path after it entered maintenance: %s; %d samples, fewest next hops %d (first samples with fewer than %d: %s)",
+			backend, strings.Join(withdrawals, ", "), len(samples), fewestNextHops(samples), len(downs)-1, strings.Join(thin, ", "))
+		for _, d := range downs {
+			t.Logf("BGP MAINTENANCE (%s): %s stopped %s, started %s", backend, d.node, d.stopped.Format(time.StampMilli), d.started.Format(time.StampMilli))
+		}
+	})
+}
+
+// downtime is when a node in maintenance was stopped, and how long after it
+// entered maintenance the router withdrew its path.
+type downtime struct {
+	node             string
+	stopped, started time.Time
+	withdrawn        time.Duration
+}
+
+// maintainBGPNode takes a node down for maintenance and brings it back.
+func (c *bgpCluster) maintainBGPNode(t *testing.T, s *nextHopSampler, node string) downtime {
+	t.Helper()
+	all := c.nodeNames()
+	others := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return n == node })
+	d := downtime{node: node}
+	entered := time.Now()
+	kubectl(t, c.Env, "label", "--overwrite", "node", node, maintenanceOn)
+	s.waitFor(t, 30*time.Second, others)
+	d.withdrawn = s.firstSince(entered, func(nodes []string) bool { return !slices.Contains(nodes, node) }).Sub(entered)
+	speaker := c.speakerPods(t)[node]
+	d.stopped = time.Now()
+	c.Runner.StopNode(node, syscall.SIGTERM)
+	s.waitUntil(t, d.stopped.Add(3*time.Second))
+	d.started = time.Now()
+	c.restartNode(t, node, speaker)
+	kubectl(t, c.Env, "label", "--overwrite", "node", node, maintenanceOff)
+	s.waitFor(t, 2*time.Minute, all)
+	return d
+}
+
+// nameMaintenanceLabel names maintenanceOn as the signal in the MetalLB
+// object: the user guide's example where there is none, and a patch of the
+// same setting where there is one.
+func (c *metallbCluster) nameMaintenanceLabel(t *testing.T) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"maintenance":{"nodeLabels":[%q]}}}`, maintenanceOn)
+	if _, err := kubectlErr(c.Env, "get", "metallb", "metallb", "-n", metallbNamespace); err == nil {
+		kubectl(t, c.Env, "patch", "metallb", "metallb", "-n", metallbNamespace, "--type=merge", "-p", patch)
+		return
+	}
+	c.applyOnceServed(t, guideExample(t, "maintenance"))
+}
+
+// firstSince returns the time of the first sample after since whose next
+// hops match.
+func (s *nextHopSampler) firstSince(since time.Time, matches func([]string) bool) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sample := range s.samples {
+		if sample.at.After(since) && matches(sample.nodes) {
+			return sample.at
+		}
+	}
+	return time.Time{}
+}
+
+// waitUntil waits until the sampler has recorded a sample after at.
+func (s *nextHopSampler) waitUntil(t *testing.T, at time.Time) {
+	t.Helper()
+	deadline := time.NewTimer(time.Until(at) + 10*time.Second)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		done := len(s.samples) > 0 && s.samples[len(s.samples)-1].at.After(at)
+		s.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-s.recorded:
+		case <-deadline.C:
+			t.Fatalf("no sample of the router's next hops after %s", at.Format(time.StampMilli))
+		}
+	}
+}
