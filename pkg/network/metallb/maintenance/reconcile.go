@@ -40,14 +40,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	candidates, err := r.candidates(ctx, scope.Signals, cached)
+	if err != nil {
+		return reconcile.Result{}, err // the last report stands until a decision replaces it
+	}
+	if len(candidates) == 0 {
+		r.setReport(decide.Report{})
+		return reconcile.Result{}, nil
+	}
 	byName := make(map[string]*nodecache.Node, len(cached))
 	for _, n := range cached {
 		byName[n.Name] = n
-	}
-	candidates, err := r.candidates(ctx, scope.Signals, cached)
-	if err != nil || len(candidates) == 0 {
-		r.setReport(decide.Report{})
-		return reconcile.Result{}, err
 	}
 	if err := r.watchSpeakers(); err != nil {
 		return reconcile.Result{}, err
