@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"cmp"
+	"fmt"
 	"net"
 	"os"
 	"slices"
@@ -114,6 +115,19 @@ func (c *bgpCluster) sampleNextHops(t *testing.T, ip net.IP) *nextHopSampler {
 func (s *nextHopSampler) waitFor(t *testing.T, timeout time.Duration, nodes []string) {
 	t.Helper()
 	nodes = slices.Sorted(slices.Values(nodes))
+	s.waitSample(t, timeout, fmt.Sprintf("next hops %q", nodes), func(sample nextHopSample) bool { return slices.Equal(sample.nodes, nodes) })
+}
+
+// waitUntil waits until the sampler has recorded a sample after at.
+func (s *nextHopSampler) waitUntil(t *testing.T, at time.Time) {
+	t.Helper()
+	s.waitSample(t, time.Until(at)+10*time.Second, "a sample after "+at.Format(time.StampMilli),
+		func(sample nextHopSample) bool { return sample.at.After(at) })
+}
+
+// waitSample waits until the sampler records a sample that matches.
+func (s *nextHopSampler) waitSample(t *testing.T, timeout time.Duration, what string, matches func(nextHopSample) bool) {
+	t.Helper()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	var last []string
@@ -123,14 +137,14 @@ func (s *nextHopSampler) waitFor(t *testing.T, timeout time.Duration, nodes []st
 		seen = len(s.samples)
 		s.mu.Unlock()
 		for _, sample := range fresh {
-			if last = sample.nodes; slices.Equal(sample.nodes, nodes) {
+			if last = sample.nodes; matches(sample) {
 				return
 			}
 		}
 		select {
 		case <-s.recorded:
 		case <-deadline.C:
-			t.Fatalf("the router's next hops are %q after %s, want %q", last, timeout, nodes)
+			t.Fatalf("no sample of the router's next hops with %s after %s; the last: %q", what, timeout, last)
 		}
 	}
 }
@@ -147,14 +161,24 @@ func (s *nextHopSampler) stop() []nextHopSample {
 }
 
 // firstWithout returns the time of the first sample after since without the
-// node.
+// node, once the sampling has ended.
 func (s *nextHopSampler) firstWithout(node string, since time.Time) (time.Time, bool) {
-	for _, sample := range s.stop() {
-		if sample.at.After(since) && !slices.Contains(sample.nodes, node) {
-			return sample.at, true
+	s.stop()
+	at := s.firstSince(since, func(nodes []string) bool { return !slices.Contains(nodes, node) })
+	return at, !at.IsZero()
+}
+
+// firstSince returns the time of the first sample after since whose next
+// hops match, or the zero time.
+func (s *nextHopSampler) firstSince(since time.Time, matches func([]string) bool) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sample := range s.samples {
+		if sample.at.After(since) && matches(sample.nodes) {
+			return sample.at
 		}
 	}
-	return time.Time{}, false
+	return time.Time{}
 }
 
 func fewestNextHops(samples []nextHopSample) int {

@@ -98,36 +98,3 @@ func (c *metallbCluster) nameMaintenanceLabel(t *testing.T) {
 	}
 	c.applyOnceServed(t, guideExample(t, "maintenance"))
 }
-
-// firstSince returns the time of the first sample after since whose next
-// hops match.
-func (s *nextHopSampler) firstSince(since time.Time, matches func([]string) bool) time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, sample := range s.samples {
-		if sample.at.After(since) && matches(sample.nodes) {
-			return sample.at
-		}
-	}
-	return time.Time{}
-}
-
-// waitUntil waits until the sampler has recorded a sample after at.
-func (s *nextHopSampler) waitUntil(t *testing.T, at time.Time) {
-	t.Helper()
-	deadline := time.NewTimer(time.Until(at) + 10*time.Second)
-	defer deadline.Stop()
-	for {
-		s.mu.Lock()
-		done := len(s.samples) > 0 && s.samples[len(s.samples)-1].at.After(at)
-		s.mu.Unlock()
-		if done {
-			return
-		}
-		select {
-		case <-s.recorded:
-		case <-deadline.C:
-			t.Fatalf("no sample of the router's next hops after %s", at.Format(time.StampMilli))
-		}
-	}
-}

@@ -251,10 +251,24 @@ func (c *metallbCluster) waitMaintenanceStatus(t *testing.T, want []v1beta1.Node
 // announcements, then returned.
 func (c *metallbCluster) drainForUpdate(t *testing.T, node string) {
 	t.Helper()
-	kubectl(t, c.Env, "annotate", "--overwrite", "node", node, decide.DesiredDrainAnnotation+"=drain-rendered-worker-1")
-	c.waitMaintained(t, node, "the machine-config daemon asked for its drain ("+decide.DesiredDrainAnnotation+": drain-rendered-worker-1)")
-	kubectl(t, c.Env, "annotate", "--overwrite", "node", node, decide.DesiredDrainAnnotation+"=uncordon-rendered-worker-1")
+	c.askDrain(t, node, "rendered-worker-1")
+	c.askUncordon(t, node, "rendered-worker-1")
 	c.waitMaintained(t, node, "")
+}
+
+// askDrain asks for a node's drain before an update to config, as the
+// machine-config daemon does, and waits until the operator took the node out
+// of MetalLB's announcements.
+func (c *metallbCluster) askDrain(t *testing.T, node, config string) {
+	t.Helper()
+	kubectl(t, c.Env, "annotate", "--overwrite", "node", node, decide.DesiredDrainAnnotation+"=drain-"+config)
+	c.waitMaintained(t, node, "the machine-config daemon asked for its drain ("+decide.DesiredDrainAnnotation+": drain-"+config+")")
+}
+
+// askUncordon asks for a node's uncordon once its update to config is done.
+func (c *metallbCluster) askUncordon(t *testing.T, node, config string) {
+	t.Helper()
+	kubectl(t, c.Env, "annotate", "--overwrite", "node", node, decide.DesiredDrainAnnotation+"=uncordon-"+config)
 }
 
 // rollingGapBound is the bound on the longest gap in answers through
@@ -310,13 +324,12 @@ func TestMaintenanceThroughAClusterUpgrade(t *testing.T) {
 // announcements before the reboot, and brought it back after.
 func (c *metallbCluster) updateNode(t *testing.T, node, config string) {
 	t.Helper()
-	kubectl(t, c.Env, "annotate", "--overwrite", "node", node, decide.DesiredDrainAnnotation+"=drain-"+config)
-	c.waitMaintained(t, node, "the machine-config daemon asked for its drain ("+decide.DesiredDrainAnnotation+": drain-"+config+")")
+	c.askDrain(t, node, config)
 	kubectl(t, c.Env, "cordon", node)
 	speaker := c.speakerPods(t)[node]
 	c.Runner.StopNode(node, syscall.SIGTERM)
 	c.restartNode(t, node, speaker)
-	kubectl(t, c.Env, "annotate", "--overwrite", "node", node, decide.DesiredDrainAnnotation+"=uncordon-"+config)
+	c.askUncordon(t, node, config)
 	kubectl(t, c.Env, "uncordon", node)
 	c.waitMaintained(t, node, "")
 }
