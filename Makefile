@@ -9,6 +9,8 @@ PKG     := github.com/bmlb/cluster-network-operator
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X $(PKG)/pkg/version.Version=$(VERSION)
 BIN     := bin/cluster-network-operator
+# The kubectl plugin: on the PATH, `kubectl metallb ...` runs it.
+PLUGIN  := bin/kubectl-metallb
 # -count=1: the tests drive external processes, which Go's test cache cannot see.
 # -v: the output shows each test, and the control plane each one ran against.
 TESTFLAGS ?= -count=1 -p 2 -timeout 30m -v
@@ -31,11 +33,15 @@ export TESTENV_TOOLS_PATH := $(shell hack/tools.sh path)
 CONTROLLER_GEN = $(shell hack/tools.sh path | tr : '\n' | grep controller-tools)/controller-gen
 PROMTOOL = $(shell hack/tools.sh path | tr : '\n' | grep /prometheus-v)/promtool
 
-.PHONY: all build tools test test-unit test-integration test-e2e test-faults failover-figures soak verify generate-verify bench demo clean update-bindata generate debian-packages
+.PHONY: all build build-operator tools test test-unit test-integration test-e2e test-faults failover-figures soak verify generate-verify bench demo clean update-bindata generate debian-packages
 
 all: build
 
-build:
+## build: the operator and the kubectl plugin.
+build: build-operator
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(PLUGIN) ./cmd/kubectl-metallb
+
+build-operator:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/cluster-network-operator
 
 ## tools: build the test binaries from pinned modules into the cache (once per version).
@@ -156,7 +162,7 @@ bench-binary: build tools
 ## its previous release, which the demo's hand install runs) and installs only
 ## iproute2.
 DEMO_TOOLS := etcd kube kwok metallb metallb-previous
-demo: build
+demo: build-operator
 	hack/tools.sh build $(DEMO_TOOLS)
 	@hack/debian-packages.sh iproute2
 	$(GO) run ./hack/demo --operator $(BIN)

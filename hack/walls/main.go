@@ -19,6 +19,7 @@ const module = "github.com/bmlb/cluster-network-operator/"
 var pure = []string{
 	"pkg/apis/metallb/v1beta1",
 	"pkg/crdvalidation",
+	"pkg/network/metallb/explain",
 	"pkg/network/metallb/maintenance/decide",
 	"pkg/network/metallb/manifests",
 	"pkg/network/metallb/nodeaddress/decide",

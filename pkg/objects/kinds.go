@@ -10,6 +10,8 @@ import (
 var (
 	Namespace                      = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
 	Secret                         = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
+	ConfigMap                      = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	ServiceCIDR                    = schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "ServiceCIDR"}
 	Deployment                     = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
 	DaemonSet                      = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}
 	CustomResourceDefinition       = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}

@@ -12,9 +12,10 @@ import (
 	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
 
-// operatorBinary is the cluster-network-operator built for this run, and
-// backendBinary the HTTP server of the stories with real traffic.
-var operatorBinary, backendBinary string
+// operatorBinary is the cluster-network-operator built for this run,
+// backendBinary the HTTP server of the stories with real traffic, and
+// pluginBinary kubectl-metallb, which kubectl finds on the PATH.
+var operatorBinary, backendBinary, pluginBinary string
 
 // backendImage is the backend's image, which the test nodes pull.
 const backendImage = "registry.example.com/backend:1"
@@ -45,7 +46,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	setBinaries(dir)
-	for _, err := range []error{buildOperator(operatorBinary), build(backendBinary, "./backend"), os.Setenv(binariesEnv, dir)} {
+	for _, err := range []error{buildOperator(operatorBinary), build(backendBinary, "./backend"), build(pluginBinary, "../../cmd/kubectl-metallb"),
+		os.Setenv(binariesEnv, dir)} {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -62,6 +64,7 @@ const binariesEnv = "E2E_BINARIES"
 func setBinaries(dir string) {
 	operatorBinary = filepath.Join(dir, "cluster-network-operator")
 	backendBinary = filepath.Join(dir, "backend")
+	pluginBinary = filepath.Join(dir, "kubectl-metallb")
 }
 
 // buildOperator builds the binary the way `make build` does, with a known version.

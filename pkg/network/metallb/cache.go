@@ -46,6 +46,10 @@ func cacheByObject(inv manifests.Inventory, namespace string) map[client.Object]
 		if shared[gvk] {
 			by.Label, by.Transform = nil, ownedWholeOthersLookedUp
 		}
+		if gvk == objects.ConfigMap {
+			by.Namespaces = map[string]cache.Config{namespace: {},
+				kubeProxyConfig.Namespace: {FieldSelector: kubeProxyConfigOnly, Transform: stripManagedFields}}
+		}
 		byObject[objects.Empty(gvk)] = by
 	}
 	return byObject
@@ -155,6 +159,9 @@ func keepWhatIsRead(obj any) (any, error) {
 		return peerHoldTimeOnly(obj)
 	case *metallbv1beta1.ConfigurationState:
 		return configurationResultOnly(obj)
+	case *metallbv1beta1.IPAddressPool:
+		return &metallbv1beta1.IPAddressPool{TypeMeta: o.TypeMeta, ObjectMeta: identity(o.ObjectMeta),
+			Spec: metallbv1beta1.IPAddressPoolSpec{Addresses: o.Spec.Addresses}}, nil
 	case *unstructured.Unstructured:
 		if _, err := stripManagedFields(o); err != nil {
 			return nil, err

@@ -160,8 +160,10 @@ func watchLookups(b *builder.Builder, c lookupCache, inv manifests.Inventory) *b
 			return rendered[key] || manifests.ComponentOf(o.GetLabels()) != ""
 		}
 		if c.shared[gvk] {
+			// kube-proxy's configuration too, the one ConfigMap of kube-system
+			// the cache holds: the preflight checks read it.
 			b = b.Watches(objects.Empty(gvk), handler.EnqueueRequestsFromMapFunc(enqueue), builder.WithPredicates(
-				predicate.NewPredicateFuncs(func(o client.Object) bool { return isOwned(o) || relevant(o) })))
+				predicate.NewPredicateFuncs(func(o client.Object) bool { return isOwned(o) || relevant(o) || isKubeProxyConfig(o) })))
 			continue
 		}
 		foreign := predicate.NewPredicateFuncs(func(o client.Object) bool { return relevant(o) && !isOwned(o) })

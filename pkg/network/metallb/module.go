@@ -26,7 +26,7 @@ import (
 )
 
 // Name names the module: its metrics' operand, and its ClusterOperator.
-const Name = "metallb"
+const Name = manifests.ModuleName
 
 // Options are the module's settings: the plan's, and the clock that tells
 // the reconcile the time.

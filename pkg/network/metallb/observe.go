@@ -11,7 +11,6 @@ import (
 	nodev1 "k8s.io/api/node/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,6 +24,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodecache"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
+	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
 
 // observe reads the snapshot, as the plan of now needs it.
@@ -33,7 +33,7 @@ func (r *Reconciler) observe(ctx context.Context, now time.Time) (*plan.Snapshot
 	for _, read := range []func(context.Context, *plan.Snapshot) error{
 		r.readMetalLBs, r.readPlatform, r.readOwned, r.readMonitoring, r.readForeign, r.readWorkloads, r.readMemberlistKeys, r.readConfigs,
 		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readClusterOperator, r.readClusterTLSProfile,
-		r.readPlatformFRRK8s,
+		r.readPlatformFRRK8s, r.readPreflight,
 	} {
 		if err := read(ctx, s); err != nil {
 			return nil, err
@@ -79,6 +79,12 @@ func (r *Reconciler) readPlatform(ctx context.Context, s *plan.Snapshot) error {
 		return err
 	}
 	s.Platform.NodeCount = len(nodes)
+	s.Preflight.NodesRead, s.Preflight.Nodes = true, make([]plan.NodeFacts, 0, len(nodes))
+	for _, n := range nodes {
+		f := n.Preflight
+		f.Name = n.Name
+		s.Preflight.Nodes = append(s.Preflight.Nodes, f)
+	}
 	if r.opts.Platform != "" {
 		return nil
 	}
@@ -196,23 +202,10 @@ func (r *Reconciler) readPodCreations(ctx context.Context, s *plan.Snapshot) err
 	for _, e := range events.Items {
 		if e.Reason == reasonFailedCreate || e.Reason == reasonSuccessfulCreate {
 			s.PodCreations = append(s.PodCreations, plan.PodCreation{DaemonSet: e.InvolvedObject.UID,
-				Failed: e.Reason == reasonFailedCreate, Message: e.Message, At: lastSeen(&e)})
+				Failed: e.Reason == reasonFailedCreate, Message: e.Message, At: status.EventLastSeen(&e)})
 		}
 	}
 	return nil
-}
-
-// lastSeen is when an Event last happened: the core API's Events tell it in
-// lastTimestamp, those of events.k8s.io in their series or eventTime.
-func lastSeen(e *corev1.Event) time.Time {
-	last := e.LastTimestamp.Time
-	if e.Series != nil && e.Series.LastObservedTime.After(last) {
-		last = e.Series.LastObservedTime.Time
-	}
-	if e.EventTime.After(last) {
-		last = e.EventTime.Time
-	}
-	return last
 }
 
 func (r *Reconciler) readClusterOperator(ctx context.Context, s *plan.Snapshot) error {
@@ -222,15 +215,6 @@ func (r *Reconciler) readClusterOperator(ctx context.Context, s *plan.Snapshot) 
 	var err error
 	s.ClusterOperator, err = r.reporter.ClusterOperator.Get(ctx)
 	return err
-}
-
-// metadataOf is a MetalLB object's metadata, for the Events on it: typed
-// objects from the cache do not know their kind.
-func metadataOf(o client.Object, gvk schema.GroupVersionKind) *metav1.PartialObjectMetadata {
-	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: o.GetName(),
-		UID: o.GetUID(), Labels: o.GetLabels()}}
-	m.SetGroupVersionKind(gvk)
-	return m
 }
 
 // readClusterTLSProfile reads the TLS security profile of OpenShift's

@@ -52,7 +52,8 @@ func (r *Reconciler) startConfigInformers(ctx context.Context) {
 	if _, err := r.client.RESTMapper().RESTMapping(manifests.IPAddressPoolKind.GroupKind(), manifests.IPAddressPoolKind.Version); err != nil {
 		return
 	}
-	informed := []client.Object{&metallbv1beta1.BGPAdvertisement{}, &metallbv1beta1.L2Advertisement{}, &metallbv1beta2.BGPPeer{}, &metallbv1beta1.ConfigurationState{}}
+	informed := []client.Object{&metallbv1beta1.BGPAdvertisement{}, &metallbv1beta1.L2Advertisement{}, &metallbv1beta2.BGPPeer{},
+		&metallbv1beta1.ConfigurationState{}, &metallbv1beta1.IPAddressPool{}}
 	for _, gvk := range manifests.ConfigKinds {
 		informed = append(informed, objects.Metadata(gvk))
 	}
@@ -61,8 +62,8 @@ func (r *Reconciler) startConfigInformers(ctx context.Context) {
 	}
 }
 
-// readAdvertisements reads MetalLB's advertisements and BGPPeers in its
-// namespace, once their kinds are served.
+// readAdvertisements reads MetalLB's advertisements, BGPPeers and pools'
+// addresses in its namespace, once their kinds are served.
 func (r *Reconciler) readAdvertisements(ctx context.Context, s *plan.Snapshot) error {
 	if !s.Configs.Served {
 		return nil
@@ -71,25 +72,15 @@ func (r *Reconciler) readAdvertisements(ctx context.Context, s *plan.Snapshot) e
 	var bgp metallbv1beta1.BGPAdvertisementList
 	var l2 metallbv1beta1.L2AdvertisementList
 	var peers metallbv1beta2.BGPPeerList
-	for _, list := range []client.ObjectList{&bgp, &l2, &peers} {
+	var pools metallbv1beta1.IPAddressPoolList
+	for _, list := range []client.ObjectList{&bgp, &l2, &peers, &pools} {
 		if err := ignoreNoMatch(r.client.List(ctx, list, in)); err != nil {
 			return fmt.Errorf("listing %T: %w", list, err)
 		}
 	}
-	for i := range bgp.Items {
-		a := &bgp.Items[i]
-		s.Advertisements = append(s.Advertisements, plan.Advertisement{Object: metadataOf(a, manifests.BGPAdvertisementKind),
-			Pools: a.Spec.IPAddressPools, PoolSelectors: a.Spec.IPAddressPoolSelectors, Peers: a.Spec.Peers, NodeSelectors: a.Spec.NodeSelectors})
-	}
-	for i := range l2.Items {
-		a := &l2.Items[i]
-		s.Advertisements = append(s.Advertisements, plan.Advertisement{Object: metadataOf(a, manifests.L2AdvertisementKind),
-			Pools: a.Spec.IPAddressPools, PoolSelectors: a.Spec.IPAddressPoolSelectors, NodeSelectors: a.Spec.NodeSelectors})
-	}
-	for i := range peers.Items {
-		p := &peers.Items[i]
-		s.Peers = append(s.Peers, plan.Peer{Object: metadataOf(p, manifests.BGPPeerKind), HoldTime: p.Spec.HoldTime, NodeSelectors: p.Spec.NodeSelectors})
-	}
+	s.Advertisements = plan.AdvertisementsOf(bgp.Items, l2.Items)
+	s.Peers = plan.PeersOf(peers.Items)
+	s.Preflight.Pools = plan.PoolsOf(pools.Items)
 	return nil
 }
 
@@ -104,12 +95,7 @@ func (r *Reconciler) readConfigStates(ctx context.Context, s *plan.Snapshot) err
 	if err := ignoreNoMatch(r.client.List(ctx, &list, client.InNamespace(r.opts.Namespace))); err != nil {
 		return fmt.Errorf("listing ConfigurationStates: %w", err)
 	}
-	for i := range list.Items {
-		c := &list.Items[i]
-		s.ConfigStates = append(s.ConfigStates, plan.ConfigState{Object: metadataOf(c, manifests.ConfigurationStateKind),
-			Component: c.Labels[manifests.ConfigurationComponentLabel], Node: c.Labels[manifests.ConfigurationNodeLabel],
-			Result: string(c.Status.Result), ErrorSummary: c.Status.ErrorSummary})
-	}
+	s.ConfigStates = plan.ConfigStatesOf(list.Items)
 	return nil
 }
 

@@ -45,8 +45,11 @@ type Reconciler struct {
 	// networkAPI tells that OpenShift's network operator API exists: that
 	// operator runs frr-k8s where its Network object asks for it.
 	networkAPI bool
-	inventory  manifests.Inventory
-	reporter   publish.Reporter
+	// serviceCIDRAPI tells that the ServiceCIDR API is served: the Service
+	// networks a pool must not overlap.
+	serviceCIDRAPI bool
+	inventory      manifests.Inventory
+	reporter       publish.Reporter
 
 	manager     ctrl.Manager
 	controller  controller.Controller
@@ -100,7 +103,8 @@ func add(ctx context.Context, mgr ctrl.Manager, opts Options, inv manifests.Inve
 	}
 	var err error
 	for api, kind := range map[*bool]schema.GroupVersionKind{&r.openshift: objects.Infrastructure,
-		&r.opts.Environment.SCCAdmission: objects.SecurityContextConstraints, &r.apiServerAPI: objects.APIServer, &r.networkAPI: objects.Network} {
+		&r.opts.Environment.SCCAdmission: objects.SecurityContextConstraints, &r.apiServerAPI: objects.APIServer, &r.networkAPI: objects.Network,
+		&r.serviceCIDRAPI: objects.ServiceCIDR} {
 		if *api, err = served(ctx, mgr, kind); err != nil {
 			return nil, err
 		}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
+	metallbv1beta2 "go.universe.tf/metallb/api/v1beta2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -51,6 +54,11 @@ func (r *Reconciler) watches(b *builder.Builder) *builder.Builder {
 		b = b.Watches(&configv1.ClusterOperator{}, all, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetName() == r.opts.ClusterOperator
 		})))
+	}
+	// What the findings beyond MetalLB's objects read: the Service networks,
+	// and kube-proxy's configuration (with the lookups' watch of ConfigMaps).
+	if r.serviceCIDRAPI {
+		b = b.Watches(&networkingv1.ServiceCIDR{}, all)
 	}
 	// A DaemonSet's pod refused; its pods created again show in its status.
 	b = b.Watches(&corev1.Event{}, all, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
@@ -104,8 +112,8 @@ func statusOnly(old, updated client.Object) bool {
 
 // nodeEvents is the one watch of the Nodes, for the module and for node
 // maintenance (one handler of the informer, not two): a Node coming or
-// going, or its provider ID changing, asks for a reconcile (the platform,
-// the count of nodes); a change that maintenance reads asks it to look again.
+// going, its provider ID or what the preflight checks read changing, asks for
+// a reconcile (the platform, the count of nodes, the findings); a change that maintenance reads asks it to look again.
 // The status updates every node makes go no further.
 func (r *Reconciler) nodeEvents() handler.EventHandler {
 	return handler.Funcs{
@@ -115,7 +123,7 @@ func (r *Reconciler) nodeEvents() handler.EventHandler {
 		},
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q requestQueue) {
 			old, updated := e.ObjectOld.(*nodecache.Node), e.ObjectNew.(*nodecache.Node)
-			if old.ProviderID != updated.ProviderID {
+			if old.ProviderID != updated.ProviderID || !reflect.DeepEqual(old.Preflight, updated.Preflight) {
 				q.Add(request)
 			}
 			if !old.Maintenance.Equal(updated.Maintenance) {
@@ -138,6 +146,22 @@ func (r *Reconciler) watchConfigs() error {
 	for _, gvk := range manifests.ConfigKinds {
 		err := r.watchOnce(gvk, func() source.Source {
 			return source.Kind(r.cache, client.Object(objects.Metadata(gvk)), handler.EnqueueRequestsFromMapFunc(enqueue), specOrLabelsChanged)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	// What the checks read of the pools, advertisements and BGPPeers comes
+	// from their typed informers, which may fill after the metadata ones
+	// asked for the reconcile: their changes ask for one too.
+	typed := map[schema.GroupVersionKind]client.Object{manifests.IPAddressPoolKind: &metallbv1beta1.IPAddressPool{},
+		manifests.L2AdvertisementKind: &metallbv1beta1.L2Advertisement{}, manifests.BGPAdvertisementKind: &metallbv1beta1.BGPAdvertisement{},
+		manifests.BGPPeerKind: &metallbv1beta2.BGPPeer{}}
+	for gvk, o := range typed {
+		key := gvk
+		key.Kind += " (typed)"
+		err := r.watchOnce(key, func() source.Source {
+			return source.Kind(r.cache, o, handler.EnqueueRequestsFromMapFunc(enqueue), specOrLabelsChanged)
 		})
 		if err != nil {
 			return err

@@ -11,6 +11,10 @@ import (
 // DefaultNamespace is where MetalLB runs unless the operator is told otherwise.
 const DefaultNamespace = "metallb-system"
 
+// ModuleName names the MetalLB module: its metrics' operand, and its
+// ClusterOperator.
+const ModuleName = "metallb"
+
 // ObjectName is the name of the one MetalLB object that counts.
 const ObjectName = "metallb"
 

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/explain"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 )
@@ -16,7 +17,7 @@ import (
 // Reasons of the conditions (the types are status's), and of the Events that
 // tell the same situation on the objects concerned.
 const (
-	ReasonPlatformNotSupported = "PlatformNotSupported"
+	ReasonPlatformNotSupported = explain.ReasonPlatformNotSupported
 	ReasonForeignObjects       = "ForeignObjects"
 	ReasonInvalidConfiguration = "InvalidConfiguration"
 	ReasonApplyFailed          = "ApplyFailed"
@@ -117,7 +118,7 @@ func (p *Plan) notReady() string {
 func (p *Plan) available() (metav1.ConditionStatus, string, string) {
 	switch {
 	case !p.allowed:
-		return metav1.ConditionTrue, ReasonPlatformNotSupported, "MetalLB is not deployed on this platform. " + platformMessage(p.platform, p.opts.AllowedPlatforms)
+		return metav1.ConditionTrue, ReasonPlatformNotSupported, platformMessage(p.platform, p.opts.AllowedPlatforms)
 	case p.managedBy != "":
 		return metav1.ConditionTrue, ReasonManagedElsewhere, managedElsewhereMessage(*metallbCRD(p.foreign), p.managedBy, p.opts.Namespace)
 	case len(p.foreign) > 0:

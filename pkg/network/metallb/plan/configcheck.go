@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/explain"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 )
 
@@ -159,4 +160,26 @@ func kindNames(objs []*metav1.PartialObjectMetadata) string {
 		out[i] = o.Kind + " " + o.Name
 	}
 	return strings.Join(out, ", ")
+}
+
+// ConfigFindings are the configuration's mistakes, and what breaks MetalLB
+// from outside it, as `kubectl metallb status` tells them: the sentences of
+// the Events and the condition.
+func ConfigFindings(pre Preflight, ads []Advertisement, peers []Peer, states []ConfigState) []explain.Finding {
+	pools := make([]*metav1.PartialObjectMetadata, len(pre.Pools))
+	for i, p := range pre.Pools {
+		pools[i] = p.Object
+	}
+	return findingsOf(append(configMistakes(pools, ads, peers, states), preflightMistakes(pre, ads)...))
+}
+
+// findingsOf words problems as findings.
+func findingsOf(problems []problem) []explain.Finding {
+	out := make([]explain.Finding, len(problems))
+	for i, p := range problems {
+		o := p.regarding
+		out[i] = explain.Finding{Regarding: fmt.Sprintf("%s %s/%s", o.GetObjectKind().GroupVersionKind().Kind, o.GetNamespace(), o.GetName()),
+			Reason: p.reason, Message: p.message}
+	}
+	return out
 }

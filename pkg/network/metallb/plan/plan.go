@@ -130,7 +130,8 @@ func (p *Plan) deploy(s *Snapshot, settings manifests.Settings, desired []*unstr
 	p.Notices = append(p.Notices, ignoredNotices(s.Configs.Elsewhere, p.opts.Namespace)...)
 	if p.configured {
 		p.Maintenance = maintenanceScope(s, p.opts.Environment.OpenShift)
-		p.mistakes = configMistakes(s.Configs.ofKind(manifests.IPAddressPoolKind), s.Advertisements, s.Peers, s.ConfigStates)
+		p.mistakes = append(configMistakes(s.Configs.ofKind(manifests.IPAddressPoolKind), s.Advertisements, s.Peers, s.ConfigStates),
+			preflightMistakes(s.Preflight, s.Advertisements)...)
 		p.Notices = append(p.Notices, problemNotices(p.mistakes)...)
 	}
 	p.OnCreate = memberlistEvents(s, p.Apply, p.opts.Namespace)

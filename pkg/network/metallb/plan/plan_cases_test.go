@@ -79,7 +79,7 @@ var planCases = []planCase{
 			events: []string{"Warning PlatformNotSupported IPAddressPool/pool1: the platform is AWS (from node n0's provider ID aws:///us-east-1a/i-0)",
 				"Warning PlatformNotSupported L2Advertisement/l2: the platform is AWS",
 				"Warning PlatformNotSupported MetalLB/metallb: To deploy it anyway, start the operator with --platform=BareMetal."},
-			conditions: []string{"Degraded True PlatformNotSupported: the operator deploys MetalLB only on BareMetal, None", "Available True PlatformNotSupported: MetalLB is not deployed on this platform."}}},
+			conditions: []string{"Degraded True PlatformNotSupported: the operator deploys MetalLB only on BareMetal, None", "Available True PlatformNotSupported: MetalLB is not deployed: the platform is"}}},
 	{name: "platform not allowed and nothing configured: not degraded", cluster: with(empty, awsNodes),
 		want: planned{conditions: []string{"Degraded False AsExpected", "Available True PlatformNotSupported"}}},
 	{name: "the Infrastructure object decides the platform", cluster: with(empty, pool, func(s *Snapshot) { s.Platform.Infrastructure = "AWS" }),

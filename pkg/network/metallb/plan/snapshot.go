@@ -57,6 +57,9 @@ type Snapshot struct {
 	Advertisements []Advertisement
 	Peers          []Peer
 	ConfigStates   []ConfigState
+	// Preflight is what tells what breaks MetalLB from outside its
+	// configuration.
+	Preflight Preflight
 	// Tracking is the rollout tracking kept on the namespace.
 	Tracking status.Tracking
 	// SpeakerPods and FRRK8sPods are the pods of the speakers' and of

@@ -1,0 +1,177 @@
+package explain
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// Protocols as Announcer names them.
+const (
+	ProtocolLayer2 = "layer2"
+	ProtocolBGP    = "bgp"
+)
+
+// announcers are the nodes MetalLB reports announcing the Service from, by
+// node.
+func (c *Cluster) announcers(svc *corev1.Service) []Announcer {
+	var out []Announcer
+	for _, s := range c.L2Statuses {
+		if s.Status.ServiceNamespace == svc.Namespace && s.Status.ServiceName == svc.Name {
+			a := Announcer{Node: s.Status.Node, Protocol: ProtocolLayer2}
+			for _, i := range s.Status.Interfaces {
+				a.Interfaces = append(a.Interfaces, i.Name)
+			}
+			out = append(out, a)
+		}
+	}
+	for _, s := range c.BGPStatuses {
+		if s.Status.ServiceNamespace == svc.Namespace && s.Status.ServiceName == svc.Name {
+			out = append(out, Announcer{Node: s.Status.Node, Protocol: ProtocolBGP, Peers: slices.Sorted(slices.Values(s.Status.Peers))})
+		}
+	}
+	slices.SortFunc(out, func(a, b Announcer) int { return strings.Compare(a.Node+a.Protocol, b.Node+b.Protocol) })
+	return out
+}
+
+// whyUnannounced tells why no node announces a Service that has an address.
+func (c *Cluster) whyUnannounced(t Target, poolName string) *finding {
+	svc := t.Service
+	p := c.pool(poolName)
+	if p == nil {
+		if a, err := netip.ParseAddr(svc.Status.LoadBalancer.Ingress[0].IP); err == nil {
+			p = c.poolOf(a)
+		}
+	}
+	if p == nil {
+		return &finding{"AddressOutsidePools", fmt.Sprintf("Its address %s is in no IPAddressPool of %s any more, and MetalLB announces only the addresses of its pools.", svc.Status.LoadBalancer.Ingress[0].IP, c.Namespace),
+			"Give the address back to a pool, or create the Service again to get a new one."}
+	}
+	l2, bgp := c.l2AdsFor(p, svc), c.bgpAdsFor(p)
+	if len(l2) == 0 && len(bgp) == 0 {
+		return &finding{"PoolNotAnnounced", fmt.Sprintf("No L2Advertisement or BGPAdvertisement selects its IPAddressPool %s: MetalLB handed out the address and announces it nowhere.", p.Name),
+			fmt.Sprintf("Create an L2Advertisement (or a BGPAdvertisement) in %s whose spec.ipAddressPools names %s.", c.Namespace, p.Name)}
+	}
+	if len(l2) == 0 && len(c.Peers) == 0 {
+		return &finding{"NoBGPPeer", fmt.Sprintf("Its IPAddressPool %s is announced only by BGP, and no BGPPeer exists in %s.", p.Name, c.Namespace),
+			fmt.Sprintf("Create a BGPPeer for your router in %s.", c.Namespace)}
+	}
+	if c.Readable(KindEndpoints) && !hasReadyEndpoint(t) {
+		return &finding{"NoReadyEndpoint", "It has no ready endpoint, and MetalLB announces a Service only while it has one.",
+			fmt.Sprintf("kubectl get endpointslices -n %s -l kubernetes.io/service-name=%s: check the Service's selector and its pods' readiness.", svc.Namespace, svc.Name)}
+	}
+	if f := c.noEligibleNode(t, l2, bgp); f != nil {
+		return f
+	}
+	for _, ev := range slices.Backward(t.Events) {
+		if ev.Reason == ReasonAnnounceFailed {
+			return &finding{ReasonInterfaceMissing, sentence("MetalLB's speaker could not announce it: " + ev.Message),
+				"Name in the L2Advertisement's spec.interfaces interfaces the nodes have, or leave spec.interfaces out."}
+		}
+	}
+	return &finding{"NotAnnouncedYet", "MetalLB has not reported announcing it yet (no ServiceL2Status or ServiceBGPStatus names it).",
+		fmt.Sprintf("Wait a few seconds; if it stays so, kubectl logs -n %s -l component=speaker.", c.Namespace)}
+}
+
+// l2AdsFor are the L2Advertisements that announce a pool's addresses for a
+// Service.
+func (c *Cluster) l2AdsFor(p *metallbv1beta1.IPAddressPool, svc *corev1.Service) []*metallbv1beta1.L2Advertisement {
+	var out []*metallbv1beta1.L2Advertisement
+	for i := range c.L2Ads {
+		ad := &c.L2Ads[i]
+		if selectsPool(ad.Spec.IPAddressPools, ad.Spec.IPAddressPoolSelectors, p) && selectsAny(ad.Spec.ServiceSelectors, svc.Labels) {
+			out = append(out, ad)
+		}
+	}
+	return out
+}
+
+// bgpAdsFor are the BGPAdvertisements that announce a pool's addresses.
+func (c *Cluster) bgpAdsFor(p *metallbv1beta1.IPAddressPool) []*metallbv1beta1.BGPAdvertisement {
+	var out []*metallbv1beta1.BGPAdvertisement
+	for i := range c.BGPAds {
+		if ad := &c.BGPAds[i]; selectsPool(ad.Spec.IPAddressPools, ad.Spec.IPAddressPoolSelectors, p) {
+			out = append(out, ad)
+		}
+	}
+	return out
+}
+
+// selectsPool tells whether an advertisement selects a pool: by name, by
+// label, or all pools when it names none, as MetalLB reads it.
+func selectsPool(names []string, selectors []metav1.LabelSelector, p *metallbv1beta1.IPAddressPool) bool {
+	if len(names) == 0 && len(selectors) == 0 {
+		return true
+	}
+	return slices.Contains(names, p.Name) || len(selectors) > 0 && selectsAny(selectors, p.Labels)
+}
+
+// readyNodes are the nodes with a ready endpoint of the Service.
+func readyNodes(t Target) sets.Set[string] {
+	out := sets.New[string]()
+	for _, s := range t.Endpoints {
+		for _, ep := range s.Endpoints {
+			if ready(ep.Conditions.Ready) && ep.NodeName != nil {
+				out.Insert(*ep.NodeName)
+			}
+		}
+	}
+	return out
+}
+
+func hasReadyEndpoint(t Target) bool {
+	for _, s := range t.Endpoints {
+		if slices.ContainsFunc(s.Endpoints, func(ep discoveryv1.Endpoint) bool { return ready(ep.Conditions.Ready) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// ready reads an endpoint's ready condition: unset is ready.
+func ready(b *bool) bool { return b == nil || *b }
+
+// ReasonAnnounceFailed is the reason of the Warning Event MetalLB's speaker
+// writes on a Service when the interfaces an L2Advertisement names are not on
+// the node elected to announce it; ReasonInterfaceMissing is the finding.
+const (
+	ReasonAnnounceFailed   = "announceFailed"
+	ReasonInterfaceMissing = "InterfaceMissing"
+)
+
+// InterfaceFindings are the Services MetalLB's speakers could not announce
+// on the interfaces an L2Advertisement names (their announceFailed Events),
+// while no node announces them: one per Service, its last Event's words.
+func InterfaceFindings(c *Cluster, events []corev1.Event) []Finding {
+	last := map[string]corev1.Event{}
+	var order []string
+	for _, ev := range events {
+		key := ev.InvolvedObject.Namespace + "/" + ev.InvolvedObject.Name
+		if ev.Reason != ReasonAnnounceFailed || ev.InvolvedObject.Kind != "Service" {
+			continue
+		}
+		if _, seen := last[key]; !seen {
+			order = append(order, key)
+		}
+		last[key] = ev
+	}
+	var out []Finding
+	for _, key := range order {
+		ev := last[key]
+		svc := &corev1.Service{}
+		svc.Namespace, svc.Name = ev.InvolvedObject.Namespace, ev.InvolvedObject.Name
+		if len(c.announcers(svc)) > 0 {
+			continue
+		}
+		out = append(out, Finding{Regarding: "Service " + key, Reason: ReasonInterfaceMissing, Message: sentence(fmt.Sprintf(
+			"Service %s is not announced: %s. Name in the L2Advertisement's spec.interfaces interfaces the nodes have, or leave spec.interfaces out", key, strings.TrimSpace(ev.Message)))})
+	}
+	return out
+}
