@@ -40,7 +40,7 @@ func (p *printer) status(r explain.Report) {
 	if len(r.Findings) > 0 {
 		p.line("Findings")
 		for _, f := range r.Findings {
-			p.line("  %s\t%s", p.paint(bad, f.Reason), sentence(f.Message))
+			p.line("  %s\t%s", p.paint(bad, f.Reason), explain.Sentence(f.Message))
 		}
 	}
 	if len(r.CouldNotRead) > 0 {
@@ -161,12 +161,4 @@ func (p *printer) sessions(sessions []explain.SessionReport) string {
 		out = append(out, s.Node+" "+state)
 	}
 	return strings.Join(out, "; ")
-}
-
-// sentence ends a message with a full stop.
-func sentence(s string) string {
-	if strings.HasSuffix(s, ".") {
-		return s
-	}
-	return s + "."
 }

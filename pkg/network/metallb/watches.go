@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"reflect"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -113,7 +112,8 @@ func statusOnly(old, updated client.Object) bool {
 // nodeEvents is the one watch of the Nodes, for the module and for node
 // maintenance (one handler of the informer, not two): a Node coming or
 // going, its provider ID or what the preflight checks read changing, asks for
-// a reconcile (the platform, the count of nodes, the findings); a change that maintenance reads asks it to look again.
+// a reconcile (the platform, the count of nodes, the findings); a change that
+// maintenance reads asks it to look again.
 // The status updates every node makes go no further.
 func (r *Reconciler) nodeEvents() handler.EventHandler {
 	return handler.Funcs{
@@ -123,7 +123,7 @@ func (r *Reconciler) nodeEvents() handler.EventHandler {
 		},
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q requestQueue) {
 			old, updated := e.ObjectOld.(*nodecache.Node), e.ObjectNew.(*nodecache.Node)
-			if old.ProviderID != updated.ProviderID || !reflect.DeepEqual(old.Preflight, updated.Preflight) {
+			if old.ProviderID != updated.ProviderID || !old.Preflight.Equal(updated.Preflight) {
 				q.Add(request)
 			}
 			if !old.Maintenance.Equal(updated.Maintenance) {

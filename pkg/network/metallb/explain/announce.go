@@ -72,7 +72,7 @@ func (c *Cluster) whyUnannounced(t Target, poolName string) *finding {
 	}
 	for _, ev := range slices.Backward(t.Events) {
 		if ev.Reason == ReasonAnnounceFailed {
-			return &finding{ReasonInterfaceMissing, sentence("MetalLB's speaker could not announce it: " + ev.Message),
+			return &finding{ReasonInterfaceMissing, Sentence("MetalLB's speaker could not announce it: " + ev.Message),
 				"Name in the L2Advertisement's spec.interfaces interfaces the nodes have, or leave spec.interfaces out."}
 		}
 	}
@@ -86,7 +86,7 @@ func (c *Cluster) l2AdsFor(p *metallbv1beta1.IPAddressPool, svc *corev1.Service)
 	var out []*metallbv1beta1.L2Advertisement
 	for i := range c.L2Ads {
 		ad := &c.L2Ads[i]
-		if selectsPool(ad.Spec.IPAddressPools, ad.Spec.IPAddressPoolSelectors, p) && selectsAny(ad.Spec.ServiceSelectors, svc.Labels) {
+		if SelectsPool(ad.Spec.IPAddressPools, ad.Spec.IPAddressPoolSelectors, p.Name, p.Labels) && selectsAny(ad.Spec.ServiceSelectors, svc.Labels) {
 			out = append(out, ad)
 		}
 	}
@@ -97,20 +97,21 @@ func (c *Cluster) l2AdsFor(p *metallbv1beta1.IPAddressPool, svc *corev1.Service)
 func (c *Cluster) bgpAdsFor(p *metallbv1beta1.IPAddressPool) []*metallbv1beta1.BGPAdvertisement {
 	var out []*metallbv1beta1.BGPAdvertisement
 	for i := range c.BGPAds {
-		if ad := &c.BGPAds[i]; selectsPool(ad.Spec.IPAddressPools, ad.Spec.IPAddressPoolSelectors, p) {
+		if ad := &c.BGPAds[i]; SelectsPool(ad.Spec.IPAddressPools, ad.Spec.IPAddressPoolSelectors, p.Name, p.Labels) {
 			out = append(out, ad)
 		}
 	}
 	return out
 }
 
-// selectsPool tells whether an advertisement selects a pool: by name, by
-// label, or all pools when it names none, as MetalLB reads it.
-func selectsPool(names []string, selectors []metav1.LabelSelector, p *metallbv1beta1.IPAddressPool) bool {
+// SelectsPool tells whether an advertisement (its pool names and selectors)
+// selects a pool (its name and labels): by name, by label, or all pools when
+// it names none, as MetalLB reads it.
+func SelectsPool(names []string, selectors []metav1.LabelSelector, pool string, labels map[string]string) bool {
 	if len(names) == 0 && len(selectors) == 0 {
 		return true
 	}
-	return slices.Contains(names, p.Name) || len(selectors) > 0 && selectsAny(selectors, p.Labels)
+	return slices.Contains(names, pool) || len(selectors) > 0 && selectsAny(selectors, labels)
 }
 
 // readyNodes are the nodes with a ready endpoint of the Service.
@@ -170,7 +171,7 @@ func InterfaceFindings(c *Cluster, events []corev1.Event) []Finding {
 		if len(c.announcers(svc)) > 0 {
 			continue
 		}
-		out = append(out, Finding{Regarding: "Service " + key, Reason: ReasonInterfaceMissing, Message: sentence(fmt.Sprintf(
+		out = append(out, Finding{Regarding: "Service " + key, Reason: ReasonInterfaceMissing, Message: Sentence(fmt.Sprintf(
 			"Service %s is not announced: %s. Name in the L2Advertisement's spec.interfaces interfaces the nodes have, or leave spec.interfaces out", key, strings.TrimSpace(ev.Message)))})
 	}
 	return out

@@ -84,11 +84,15 @@ func (c *Cluster) ineligible(by map[string][]string) *finding {
 
 // nodeList names up to three nodes, and counts the others.
 func nodeList(nodes []string) string {
-	slices.Sort(nodes)
-	if len(nodes) > 3 {
-		return fmt.Sprintf("%s and %d more", strings.Join(nodes[:3], ", "), len(nodes)-3)
+	return FirstOf(slices.Sorted(slices.Values(nodes)), 3)
+}
+
+// FirstOf joins the first n items, and says how many more there are.
+func FirstOf(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
 	}
-	return strings.Join(nodes, ", ")
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }
 
 func capitalize(s string) string {

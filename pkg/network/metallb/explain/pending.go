@@ -131,7 +131,7 @@ func exhausted(pools []*metallbv1beta1.IPAddressPool, svc *corev1.Service) *find
 func (c *Cluster) allocationFailed(t Target) *finding {
 	for _, ev := range slices.Backward(t.Events) {
 		if ev.Type == corev1.EventTypeWarning && slices.Contains([]string{"AllocationFailed", "LoadBalancerFailed"}, ev.Reason) {
-			return &finding{"AllocationFailed", sentence("MetalLB's controller could not give it an address: " + ev.Message),
+			return &finding{"AllocationFailed", Sentence("MetalLB's controller could not give it an address: " + ev.Message),
 				fmt.Sprintf("kubectl logs deployment/controller -n %s tells more.", c.Namespace)}
 		}
 	}

@@ -151,12 +151,12 @@ func (c *Cluster) notRunning() *finding {
 	}
 	if cond := c.condition(func(cond metav1.Condition) bool { return cond.Reason == ReasonPlatformNotSupported }); cond != nil {
 		why, _, _ := strings.Cut(cond.Message, " To deploy it anyway")
-		return &finding{ReasonPlatformNotSupported, sentence(why),
+		return &finding{ReasonPlatformNotSupported, Sentence(why),
 			"If nothing else gives this cluster's Services addresses, start the operator with --platform=BareMetal; else give the Service the class of the load balancer that does."}
 	}
 	why := ""
 	if cond := c.condition(unhealthy); cond != nil {
-		why = " The operator says: " + sentence(cond.Message)
+		why = " The operator says: " + Sentence(cond.Message)
 	}
 	if c.Controller == nil {
 		if len(c.Pools) == 0 && c.Readable(KindPools) {
@@ -201,7 +201,7 @@ func nodeAddressConflict(t Target) *finding {
 	for _, ev := range t.Events {
 		if ev.Reason == "AddressTaken" && ev.Type == corev1.EventTypeWarning {
 			why, _, _ := strings.Cut(ev.Message, ". ")
-			lost = append(lost, sentence(why))
+			lost = append(lost, Sentence(why))
 		}
 	}
 	if len(lost) > 0 {
@@ -226,8 +226,8 @@ func lastWarning(events []corev1.Event) string {
 	return ""
 }
 
-// sentence ends a message of MetalLB's with a full stop.
-func sentence(s string) string {
+// Sentence ends a message of MetalLB's with a full stop.
+func Sentence(s string) string {
 	s = strings.TrimSpace(s)
 	if strings.HasSuffix(s, ".") {
 		return s

@@ -168,7 +168,7 @@ func (c *Cluster) advertisementReports() []AdvertisementReport {
 func (c *Cluster) poolsOf(names []string, selectors []metav1.LabelSelector) []string {
 	var out []string
 	for i := range c.Pools {
-		if selectsPool(names, selectors, &c.Pools[i]) {
+		if SelectsPool(names, selectors, c.Pools[i].Name, c.Pools[i].Labels) {
 			out = append(out, c.Pools[i].Name)
 		}
 	}
@@ -234,5 +234,5 @@ func unreachable(namespace string, p PeerReport) *Finding {
 	return &Finding{Regarding: fmt.Sprintf("BGPPeer %s/%s", namespace, p.Name), Reason: ReasonPeerUnreachable, Message: fmt.Sprintf(
 		"BGPPeer %s/%s (%s, ASN %d) has no established session from any node (%s): no route reaches the router. Check the "+
 			"peer's address and ASNs, that the router accepts the nodes as neighbours, and the path between them",
-		namespace, p.Name, p.Address, p.ASN, nodeList(states))}
+		namespace, p.Name, p.Address, p.ASN, FirstOf(slices.Sorted(slices.Values(states)), 3))}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/explain"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
@@ -62,20 +61,11 @@ func configMistakes(pools []*metav1.PartialObjectMetadata, ads []Advertisement, 
 func selectedPools(ad Advertisement, pools []*metav1.PartialObjectMetadata) []string {
 	var out []string
 	for _, pool := range pools {
-		if len(ad.Pools) == 0 && len(ad.PoolSelectors) == 0 || slices.Contains(ad.Pools, pool.Name) || anySelects(ad.PoolSelectors, pool.Labels) {
+		if explain.SelectsPool(ad.Pools, ad.PoolSelectors, pool.Name, pool.Labels) {
 			out = append(out, pool.Name)
 		}
 	}
 	return out
-}
-
-func anySelects(selectors []metav1.LabelSelector, l map[string]string) bool {
-	for i := range selectors {
-		if s, err := metav1.LabelSelectorAsSelector(&selectors[i]); err == nil && s.Matches(labels.Set(l)) {
-			return true
-		}
-	}
-	return false
 }
 
 // missingPeers are the BGPPeers a BGPAdvertisement names that do not exist.
@@ -134,17 +124,9 @@ func invalidConfigurations(states []ConfigState) []problem {
 		}
 		out = append(out, problem{regarding: by[summary][0].Object, reason: ReasonConfigurationInvalid, message: fmt.Sprintf(
 			"MetalLB reports the configuration invalid (%s; kubectl get configurationstates -n %s): %s",
-			firstOf(who, 3), by[summary][0].Object.Namespace, summary)})
+			explain.FirstOf(who, 3), by[summary][0].Object.Namespace, summary)})
 	}
 	return out
-}
-
-// firstOf joins the first n items, and says how many more there are.
-func firstOf(items []string, n int) string {
-	if len(items) <= n {
-		return strings.Join(items, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }
 
 func componentName(s ConfigState) string {

@@ -56,6 +56,12 @@ type NodeFacts struct {
 	PodCIDRs  []netip.Prefix
 }
 
+// Equal tells whether two nodes' facts are the same: the Node handler asks
+// it of every Node update, most of them status heartbeats.
+func (f NodeFacts) Equal(o NodeFacts) bool {
+	return f.Name == o.Name && f.Excluded == o.Excluded && slices.Equal(f.Addresses, o.Addresses) && slices.Equal(f.PodCIDRs, o.PodCIDRs)
+}
+
 // preflightMistakes are what breaks MetalLB silently from outside its
 // configuration: kube-proxy answering ARP for every address, pools holding
 // the nodes' own addresses or the cluster's networks, every node excluded.
@@ -118,7 +124,7 @@ func poolOverlaps(pool Pool, p Preflight) []problem {
 	if len(nodes) > 0 {
 		out = append(out, problem{regarding: pool.Object, reason: ReasonPoolHoldsNodeAddress, message: fmt.Sprintf(
 			"IPAddressPool %s holds %s: MetalLB would hand it to a Service and announce it in the node's place. Take the "+
-				"nodes' addresses out of its spec.addresses", name, firstOf(nodes, 3))})
+				"nodes' addresses out of its spec.addresses", name, explain.FirstOf(nodes, 3))})
 	}
 	for _, cidr := range sortedKeys(p.ServiceNetworks) {
 		for _, net := range p.ServiceNetworks[cidr] {
@@ -147,7 +153,7 @@ func podNetworkOverlap(pool Pool, nodes []NodeFacts, holds func(explain.Range) b
 	}
 	return []problem{{regarding: pool.Object, reason: ReasonPoolOverlapsPodNetwork, message: fmt.Sprintf(
 		"IPAddressPool %s/%s overlaps the pod network (%s, spec.podCIDRs): its addresses collide with pods'. Give the pool "+
-			"addresses outside it", pool.Object.Namespace, pool.Object.Name, firstOf(hit, 3))}}
+			"addresses outside it", pool.Object.Namespace, pool.Object.Name, explain.FirstOf(hit, 3))}}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

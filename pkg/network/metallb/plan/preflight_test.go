@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"testing"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
@@ -86,4 +87,25 @@ func TestPlanTellsPreflightFindings(t *testing.T) {
 		events: []string{"Warning AllNodesExcluded L2Advertisement/l2: Every node (1) carries the label node.kubernetes.io/exclude-from-external-load-balancers"},
 		conditions: []string{"Degraded False AsExpected: MetalLB runs as configured. Every node (1) carries the label",
 			"Available True AsExpected"}})
+}
+
+func TestNodeFactsEqual(t *testing.T) {
+	a := NodeFacts{Name: "kwok-0", Addresses: []netip.Addr{netip.MustParseAddr("192.0.2.10")}}
+	for _, tc := range []struct {
+		name  string
+		other func(NodeFacts) NodeFacts
+		equal bool
+	}{
+		{"the same, another slice", func(f NodeFacts) NodeFacts { f.Addresses = slices.Clone(f.Addresses); return f }, true},
+		{"excluded", func(f NodeFacts) NodeFacts { f.Excluded = true; return f }, false},
+		{"another address", func(f NodeFacts) NodeFacts { f.Addresses = []netip.Addr{netip.MustParseAddr("192.0.2.11")}; return f }, false},
+		{"a pod network", func(f NodeFacts) NodeFacts {
+			f.PodCIDRs = []netip.Prefix{netip.MustParsePrefix("10.244.0.0/24")}
+			return f
+		}, false},
+	} {
+		if got := a.Equal(tc.other(a)); got != tc.equal {
+			t.Errorf("%s: Equal %v, want %v", tc.name, got, tc.equal)
+		}
+	}
 }
