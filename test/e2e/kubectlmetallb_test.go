@@ -151,6 +151,14 @@ func (c *metallbCluster) nodeAddressConflict(t *testing.T) {
 	service := `spec: {type: LoadBalancer, loadBalancerClass: networkoperator.openshift.io/node-address, externalTrafficPolicy: Local, selector: {app: web}, ports: [{port: 8443}]}`
 	c.applyOnceServed(t, writeTemp(t, serviceManifest("node-first", service)))
 	pluginSays(t, c.Env, "", "node-first", "192.0.2.10", "explain", "service/node-first", "-n", "default")
+	// The older of two Services is the one created first, to the second
+	// (creationTimestamp), then the lesser UID: the second Service is made in
+	// a later second, so that which one keeps the port is not left to UIDs.
+	created, err := time.Parse(time.RFC3339, kubectl(t, c.Env, "get", "service", "node-first", "-o", "jsonpath={.metadata.creationTimestamp}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-time.After(time.Until(created.Add(time.Second)))
 	c.applyOnceServed(t, writeTemp(t, serviceManifest("node-second", service)))
 	pluginSays(t, c.Env, "", "node-second", "(NodeAddressPortTaken)", "explain", "service/node-second", "-n", "default")
 }
