@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
@@ -9,16 +10,16 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/explain"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
 )
 
 // bgpSessionStates is frr-k8s's report of each node's BGP sessions; where
 // frr-k8s does not run, the kind is not served and there are none.
-var bgpSessionStates = schema.GroupVersionKind{Group: "frrk8s.metallb.io", Version: "v1beta1", Kind: "BGPSessionStateList"}
+var bgpSessionStates = manifests.BGPSessionStateKind.GroupVersion().WithKind(manifests.BGPSessionStateKind.Kind + "List")
 
 // readStatus reads the installation, its sessions and its findings.
 func readStatus(ctx context.Context, c client.Client, namespace string) (explain.Report, error) {
@@ -39,31 +40,45 @@ func readStatus(ctx context.Context, c client.Client, namespace string) (explain
 	if err != nil {
 		return explain.Report{}, err
 	}
-	findings := plan.ConfigFindings(pre, plan.AdvertisementsOf(cl.BGPAds, cl.L2Ads), plan.PeersOf(cl.Peers), plan.ConfigStatesOf(states.Items))
 	var failed corev1.EventList
 	if err := r.list(ctx, explain.KindEvents, &failed, client.MatchingFields{"reason": explain.ReasonAnnounceFailed}); err != nil {
 		return explain.Report{}, err
 	}
-	findings = append(findings, explain.InterfaceFindings(cl, inOrder(failed.Items, nil))...)
-	return explain.Status(cl, sessions, findings), nil
+	snapshot := &plan.Snapshot{Advertisements: plan.AdvertisementsOf(cl.BGPAds, cl.L2Ads), Peers: plan.PeersOf(cl.Peers),
+		ConfigStates: plan.ConfigStatesOf(states.Items), Preflight: pre,
+		Reports: plan.Reports{Sessions: sessions.plan, AnnounceFailures: plan.AnnounceFailuresOf(failed.Items)}}
+	for i := range snapshot.Reports.AnnounceFailures {
+		f := &snapshot.Reports.AnnounceFailures[i]
+		f.Announced, f.Gone = cl.AnnouncesInLayer2(f.Service), !cl.HasService(f.Service, f.ServiceUID)
+	}
+	findings := plan.ConfigFindings(snapshot, time.Now())
+	return explain.Status(cl, sessions.report, findings), nil
+}
+
+// sessionReads are frr-k8s's BGPSessionStates, as the report prints them
+// and as the findings read them.
+type sessionReads struct {
+	report []explain.SessionReport
+	plan   []plan.Session
 }
 
 // sessions reads frr-k8s's BGPSessionStates, in every namespace.
-func (r *reader) sessions(ctx context.Context) ([]explain.SessionReport, error) {
+func (r *reader) sessions(ctx context.Context) (sessionReads, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(bgpSessionStates)
 	err := r.c.List(ctx, list)
 	if isNotServed(err) {
-		return nil, nil
+		return sessionReads{}, nil
 	}
 	if err := r.note("bgpsessionstates", err); err != nil {
-		return nil, err
+		return sessionReads{}, err
 	}
-	var out []explain.SessionReport
+	var out sessionReads
 	for _, s := range list.Items {
 		field := func(name string) string { v, _, _ := unstructured.NestedString(s.Object, "status", name); return v }
-		out = append(out, explain.SessionReport{Node: field("node"), Peer: field("peer"), BGP: field("bgpStatus"), BFD: field("bfdStatus")})
+		out.report = append(out.report, explain.SessionReport{Node: field("node"), Peer: field("peer"), BGP: field("bgpStatus"), BFD: field("bfdStatus")})
 	}
+	out.plan = plan.SessionsOf(list.Items)
 	return out, nil
 }
 

@@ -75,6 +75,7 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	assertScrapeVerified(t, c.Env, op, serviceCA)
 	assertMetrics(t, c.Env, op, []string{`cluster_network_operator_operand_active{operand="metallb"} 1`})
 	c.installMonitoring(t)
+	c.tellsInterfaceMissingBesideGuide(t)
 	// A Service of the node-address mode's class, beside MetalLB, the mode
 	// enabled: the nodes' addresses, written into its status. Tuning, which
 	// leaves the mode out, turns it off again.
@@ -101,6 +102,16 @@ func TestInstalledOperatorUsesWhatItIsGranted(t *testing.T) {
 	used := readAudit(t, c.Env.AuditLog, operatorAccount)
 	grants := readGrants(t, manifestsDir)
 	checkGrants(t, grants, used)
+}
+
+// tellsInterfaceMissingBesideGuide has the operator tell a Service no node
+// can announce, reading whether it is announced. The guide's advertisement
+// announces every pool, on every interface: it names its own pool meanwhile.
+func (c *metallbCluster) tellsInterfaceMissingBesideGuide(t *testing.T) {
+	t.Helper()
+	kubectl(t, c.Env, "patch", "l2advertisement", "lan", "-n", metallbNamespace, "--type=merge", "-p", `{"spec":{"ipAddressPools":["lan"]}}`)
+	c.tellsInterfaceMissing(t)
+	kubectl(t, c.Env, "patch", "l2advertisement", "lan", "-n", metallbNamespace, "--type=merge", "-p", `{"spec":{"ipAddressPools":null}}`)
 }
 
 // waitRolesGone waits until deactivation has deleted the roles the module

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/explain"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/release"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 	"github.com/bmlb/cluster-network-operator/test/e2e/cluster"
@@ -45,16 +46,6 @@ apiVersion: metallb.io/v1beta1
 kind: IPAddressPool
 metadata: {name: dark, namespace: metallb-system}
 spec: {addresses: [192.0.2.112/32], autoAssign: false}
----
-apiVersion: metallb.io/v1beta1
-kind: IPAddressPool
-metadata: {name: wired, namespace: metallb-system}
-spec: {addresses: [192.0.2.113/32], autoAssign: false}
----
-apiVersion: metallb.io/v1beta1
-kind: L2Advertisement
-metadata: {name: wired, namespace: metallb-system}
-spec: {ipAddressPools: [wired], interfaces: [eth9]}
 ---
 apiVersion: metallb.io/v1beta1
 kind: IPAddressPool
@@ -91,8 +82,6 @@ spec: {type: LoadBalancer, selector: {app: web}, ports: [{port: 443}]}`, "(Shari
 	{"dark", `metadata: {annotations: {metallb.io/address-pool: dark}}
 spec: {type: LoadBalancer, selector: {app: web}, ports: [{port: 80}]}`, "(PoolNotAnnounced)"},
 	{"no-endpoints", `spec: {type: LoadBalancer, selector: {app: nothing}, ports: [{port: 80}]}`, "(NoReadyEndpoint)"},
-	{"wired", `metadata: {annotations: {metallb.io/address-pool: wired}}
-spec: {type: LoadBalancer, selector: {app: web}, ports: [{port: 80}]}`, "(InterfaceMissing)"},
 	{"local", `metadata: {annotations: {metallb.io/address-pool: edge}}
 spec: {type: LoadBalancer, externalTrafficPolicy: Local, selector: {app: web}, ports: [{port: 80}]}`, "(NoEligibleNode)"},
 }
@@ -122,11 +111,14 @@ func TestKubectlMetallbExplains(t *testing.T) {
 	for _, s := range explainServices {
 		c.applyOnceServed(t, writeTemp(t, serviceManifest(s.name, s.manifest)))
 	}
+	kubectl(t, c.Env, "apply", "-f", writeTemp(t, wiredConfig))
 	for _, s := range explainServices {
 		pluginSays(t, c.Env, "", s.name, s.says, "explain", "service/"+s.name, "-n", "default")
 	}
+	pluginSays(t, c.Env, "", "wired", "(InterfaceMissing)", "explain", "service/wired", "-n", "default")
 	c.nodeAddressConflict(t)
 	pluginSays(t, c.Env, "", "status", "PoolNotAnnounced", "status")
+	c.waitInterfaceMissingTold(t)
 
 	kubectl(t, c.Env, "apply", "-f", filepath.Join(manifestsDir, "0000_70_metallb_08_user-roles.yaml"))
 	kubectl(t, c.Env, "create", "clusterrolebinding", "viewer", "--clusterrole=view", "--user=viewer")
@@ -137,6 +129,47 @@ func TestKubectlMetallbExplains(t *testing.T) {
 		kubectl(t, c.Env, "label", "node", n.Name, corev1.LabelNodeExcludeBalancers+"=")
 	}
 	pluginSays(t, c.Env, "", "web-all-nodes-excluded", "(AllNodesExcluded)", "explain", "service/web", "-n", "default")
+}
+
+// wiredConfig is a pool whose L2Advertisement names an interface no node
+// has, and a Service of that pool in front of the web pod.
+const wiredConfig = `apiVersion: metallb.io/v1beta1
+kind: IPAddressPool
+metadata: {name: wired, namespace: metallb-system}
+spec: {addresses: [192.0.2.113/32], autoAssign: false}
+---
+apiVersion: metallb.io/v1beta1
+kind: L2Advertisement
+metadata: {name: wired, namespace: metallb-system}
+spec: {ipAddressPools: [wired], interfaces: [eth9]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: wired, namespace: default, annotations: {metallb.io/address-pool: wired}}
+spec: {type: LoadBalancer, selector: {app: web}, ports: [{port: 80}]}
+`
+
+// waitInterfaceMissingTold waits for the operator to tell, on the
+// L2Advertisement that names the interfaces, the Service of wiredConfig no
+// node announces.
+func (c *metallbCluster) waitInterfaceMissingTold(t *testing.T) {
+	t.Helper()
+	note := strings.Join(waitEventNotes(t, c.Env, plan.ReasonInterfaceMissing), "\n")
+	if !strings.Contains(note, "Service default/wired is not announced: node ") ||
+		!strings.Contains(note, "has none of the interfaces L2Advertisement metallb-system/wired names (eth9)") {
+		t.Errorf("the operator's InterfaceMissing Event says %q", note)
+	}
+}
+
+// tellsInterfaceMissing has a Service no node can announce (wiredConfig),
+// waits for the operator to tell it, and deletes it.
+func (c *metallbCluster) tellsInterfaceMissing(t *testing.T) {
+	t.Helper()
+	c.createWebPod(t)
+	wired := writeTemp(t, wiredConfig)
+	kubectl(t, c.Env, "apply", "-f", wired)
+	c.waitInterfaceMissingTold(t)
+	kubectl(t, c.Env, "delete", "-f", wired)
 }
 
 // nodeAddressConflict has the node-address mode serve two Services on the
@@ -245,7 +278,9 @@ func TestKubectlMetallbBGP(t *testing.T) {
 		pluginSays(t, c.Env, "", "bgp-"+backend+"-status", sessions, "status")
 		if backend == "frr-k8s" { // the native backend reports no session
 			kubectl(t, c.Env, "patch", "bgppeer.v1beta2.metallb.io", "router", "-n", metallbNamespace, "--type=merge", "-p", `{"spec":{"peerAddress":"192.0.2.250"}}`)
-			c.waitPluginFinding(t, explain.ReasonPeerUnreachable, "BGPPeer metallb-system/router (192.0.2.250, ASN 64501) has no established session from any node")
+			unreachable := "BGPPeer metallb-system/router (192.0.2.250, ASN 64501) has no established session from any node"
+			c.waitPluginFinding(t, plan.ReasonPeerUnreachable, unreachable)
+			c.waitTold(t, map[string]string{plan.ReasonPeerUnreachable: unreachable})
 		}
 		kubectl(t, c.Env, "delete", "bgppeer.v1beta2.metallb.io", "router", "-n", metallbNamespace)
 		pluginSays(t, c.Env, "", "bgp-"+backend+"-no-peer", "(NoBGPPeer)", "explain", "service/web", "-n", "default")

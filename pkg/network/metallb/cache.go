@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/explain"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodecache"
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
@@ -29,8 +30,10 @@ func cacheByObject(inv manifests.Inventory, namespace string) map[client.Object]
 		// MetalLB's and frr-k8s's pods, to name the nodes of a hung rollout.
 		&corev1.Pod{}: {Label: manifests.NodePods, Namespaces: inNamespace, Transform: podReadinessOnly},
 		// The DaemonSet controller's Events, which alone say that it cannot
-		// create a DaemonSet's pods.
-		&corev1.Event{}: {Field: daemonSetEvents, Namespaces: inNamespace, Transform: podCreationOnly},
+		// create a DaemonSet's pods, and, in the other namespaces, MetalLB's
+		// speakers' Events on the Services they could not announce.
+		&corev1.Event{}: {Namespaces: map[string]cache.Config{namespace: {FieldSelector: daemonSetEvents},
+			cache.AllNamespaces: {FieldSelector: announceFailedEvents}}, Transform: eventWhatIsRead},
 	}
 	shared := sharedKinds(inv)
 	for _, gvk := range inv.Kinds {
@@ -124,9 +127,14 @@ const (
 	reasonSuccessfulCreate = "SuccessfulCreate"
 )
 
-// podCreationOnly keeps of an Event on a DaemonSet what tells its pods'
-// creation (readPodCreations).
-func podCreationOnly(obj any) (any, error) {
+// announceFailedEvents selects MetalLB's speakers' Events on the Services
+// they could not announce on an L2Advertisement's interfaces.
+var announceFailedEvents = fields.OneTermEqualSelector("reason", explain.ReasonAnnounceFailed)
+
+// eventWhatIsRead keeps of an Event what the module reads: of the DaemonSet
+// controller's, what tells its pods' creation (readPodCreations); of the
+// speakers', which Service and what they said (readReports).
+func eventWhatIsRead(obj any) (any, error) {
 	e, ok := obj.(*corev1.Event)
 	if !ok {
 		return obj, nil
@@ -140,29 +148,36 @@ func podCreationOnly(obj any) (any, error) {
 	if e.Series != nil {
 		kept.Series = &corev1.EventSeries{LastObservedTime: e.Series.LastObservedTime}
 	}
-	if e.Reason == reasonFailedCreate {
+	switch e.Reason {
+	case reasonFailedCreate:
 		kept.Message = e.Message
+	case explain.ReasonAnnounceFailed:
+		kept.Message, kept.InvolvedObject.Namespace, kept.InvolvedObject.Name = e.Message, e.InvolvedObject.Namespace, e.InvolvedObject.Name
 	}
 	return kept, nil
 }
 
-// keepWhatIsRead is the cache's transform. Of BGPPeers and MetalLB's
-// ConfigurationStates, which tell the mistakes in MetalLB's configuration, it
-// keeps what the module reads (a BGPPeer's hold time, and not its password);
-// they cannot go in ByObject, which needs their CRDs, the module's to create,
-// when the cache is made. Of the rest it drops managedFields: nothing the
+// keepWhatIsRead is the cache's transform. Of BGPPeers, MetalLB's
+// ConfigurationStates and frr-k8s's BGPSessionStates, which tell the
+// mistakes in MetalLB's configuration, it keeps what the module reads (a
+// BGPPeer's address and hold time, and not its password); they cannot go in
+// ByObject, which needs their CRDs, the module's to create, when the cache
+// is made. Of the rest it drops managedFields: nothing the
 // module decides reads them, and for a CRD they are as large as its schema;
 // and of a CRD it keeps its schemas' digests, all the drift check needs.
 func keepWhatIsRead(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *metallbv1beta2.BGPPeer:
-		return peerHoldTimeOnly(obj)
+		return peerWhatIsRead(obj)
 	case *metallbv1beta1.ConfigurationState:
 		return configurationResultOnly(obj)
 	case *metallbv1beta1.IPAddressPool:
 		return &metallbv1beta1.IPAddressPool{TypeMeta: o.TypeMeta, ObjectMeta: identity(o.ObjectMeta),
 			Spec: metallbv1beta1.IPAddressPoolSpec{Addresses: o.Spec.Addresses}}, nil
 	case *unstructured.Unstructured:
+		if o.GroupVersionKind() == manifests.BGPSessionStateKind {
+			return sessionStateOnly(o), nil
+		}
 		if _, err := stripManagedFields(o); err != nil {
 			return nil, err
 		}
@@ -173,15 +188,16 @@ func keepWhatIsRead(obj any) (any, error) {
 
 var stripManagedFields = cache.TransformStripManagedFields()
 
-// peerHoldTimeOnly keeps of a BGPPeer who it is, its hold time and the
-// nodes it selects (maintenance's last node).
-func peerHoldTimeOnly(obj any) (any, error) {
+// peerWhatIsRead keeps of a BGPPeer who it is, where (its address and
+// ASN: whether a node has a session with it), its hold time and the nodes it
+// selects (maintenance's last node).
+func peerWhatIsRead(obj any) (any, error) {
 	p, ok := obj.(*metallbv1beta2.BGPPeer)
 	if !ok {
 		return obj, nil
 	}
-	return &metallbv1beta2.BGPPeer{TypeMeta: p.TypeMeta, ObjectMeta: identity(p.ObjectMeta),
-		Spec: metallbv1beta2.BGPPeerSpec{HoldTime: p.Spec.HoldTime, NodeSelectors: p.Spec.NodeSelectors}}, nil
+	return &metallbv1beta2.BGPPeer{TypeMeta: p.TypeMeta, ObjectMeta: identity(p.ObjectMeta), Spec: metallbv1beta2.BGPPeerSpec{
+		Address: p.Spec.Address, ASN: p.Spec.ASN, HoldTime: p.Spec.HoldTime, NodeSelectors: p.Spec.NodeSelectors}}, nil
 }
 
 // configurationResultOnly keeps of a ConfigurationState who it is, which
@@ -193,6 +209,24 @@ func configurationResultOnly(obj any) (any, error) {
 	}
 	return &metallbv1beta1.ConfigurationState{TypeMeta: c.TypeMeta, ObjectMeta: identity(c.ObjectMeta),
 		Status: metallbv1beta1.ConfigurationStateStatus{Result: c.Status.Result, ErrorSummary: c.Status.ErrorSummary}}, nil
+}
+
+// sessionStateOnly keeps of frr-k8s's BGPSessionState who it is, since when,
+// and the session: frr-k8s writes one per node and peer.
+func sessionStateOnly(o *unstructured.Unstructured) *unstructured.Unstructured {
+	kept := &unstructured.Unstructured{Object: map[string]any{}}
+	kept.SetGroupVersionKind(o.GroupVersionKind())
+	kept.SetNamespace(o.GetNamespace())
+	kept.SetName(o.GetName())
+	kept.SetUID(o.GetUID())
+	kept.SetResourceVersion(o.GetResourceVersion())
+	kept.SetCreationTimestamp(o.GetCreationTimestamp())
+	for _, field := range []string{"node", "peer", "bgpStatus"} {
+		if v, ok, _ := unstructured.NestedString(o.Object, "status", field); ok {
+			_ = unstructured.SetNestedField(kept.Object, v, "status", field)
+		}
+	}
+	return kept
 }
 
 // identity is who an object is, and its labels.

@@ -33,7 +33,7 @@ func (r *Reconciler) observe(ctx context.Context, now time.Time) (*plan.Snapshot
 	for _, read := range []func(context.Context, *plan.Snapshot) error{
 		r.readMetalLBs, r.readPlatform, r.readOwned, r.readMonitoring, r.readForeign, r.readWorkloads, r.readMemberlistKeys, r.readConfigs,
 		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readClusterOperator, r.readClusterTLSProfile,
-		r.readPlatformFRRK8s, r.readPreflight,
+		r.readPlatformFRRK8s, r.readPreflight, r.readReports,
 	} {
 		if err := read(ctx, s); err != nil {
 			return nil, err
@@ -231,9 +231,9 @@ func (r *Reconciler) readClusterTLSProfile(ctx context.Context, s *plan.Snapshot
 	return client.IgnoreNotFound(err)
 }
 
-// readPlatformFRRK8s reads whether OpenShift's network operator runs frr-k8s:
-// its Network object lists FRR among spec.additionalRoutingCapabilities'
-// providers.
+// readPlatformFRRK8s reads whether OpenShift's network operator runs frr-k8s
+// (its Network object lists FRR among spec.additionalRoutingCapabilities'
+// providers), and the pod networks that object names.
 func (r *Reconciler) readPlatformFRRK8s(ctx context.Context, s *plan.Snapshot) error {
 	if !r.networkAPI {
 		return nil
@@ -245,5 +245,6 @@ func (r *Reconciler) readPlatformFRRK8s(ctx context.Context, s *plan.Snapshot) e
 	}
 	providers, _, _ := unstructured.NestedStringSlice(network.Object, "spec", "additionalRoutingCapabilities", "providers")
 	s.PlatformFRRK8s = &manifests.PlatformFRRK8s{Namespace: manifests.OpenShiftFRRK8sNamespace, Enabled: slices.Contains(providers, "FRR")}
+	s.Preflight.ClusterNetworks = plan.ClusterNetworksOf(network)
 	return nil
 }

@@ -21,7 +21,8 @@ import (
 // the field and the command that turns it on, and nothing of MetalLB's
 // workloads is deployed; once the Network object lists FRR (no restart), the
 // speakers use the platform's frr-k8s (FRRK8S_NAMESPACE) and the module
-// runs no frr-k8s of its own.
+// runs no frr-k8s of its own. A pool overlapping the pod network that
+// object names is a finding.
 func TestFRRK8sBackendUsesOpenShiftsFRRK8s(t *testing.T) {
 	t.Parallel()
 	m := newModuleEnv(t, testenv.Options{ControllerManager: true, Scheduler: true, Nodes: testenv.Nodes(2)})
@@ -55,11 +56,17 @@ func TestFRRK8sBackendUsesOpenShiftsFRRK8s(t *testing.T) {
 	if err := unstructured.SetNestedStringSlice(network.Object, []string{"FRR"}, "spec", "additionalRoutingCapabilities", "providers"); err != nil {
 		t.Fatal(err)
 	}
+	// Its pod network, where OpenShift's nodes have no spec.podCIDRs, holds
+	// the pool's addresses: a finding.
+	network.Object["spec"].(map[string]any)["clusterNetwork"] = []any{map[string]any{"cidr": "192.0.2.96/27", "hostPrefix": int64(28)}}
 	if err := m.client.Update(t.Context(), network); err != nil {
 		t.Fatal(err)
 	}
 	m.waitStatus(t, testOptions().Images.ReleaseVersion, 2*time.Minute)
-	m.waitDegradedWithin(t, clusterObject, 10*time.Second, func(c metav1.Condition) bool { return c.Status == metav1.ConditionFalse })
+	m.waitDegradedWithin(t, clusterObject, 10*time.Second, func(c metav1.Condition) bool {
+		return c.Status == metav1.ConditionFalse && strings.Contains(c.Message,
+			"IPAddressPool metallb-system/pool1 overlaps the pod network 192.0.2.96/27 (Network.operator.openshift.io cluster, spec.clusterNetwork)")
+	})
 	env := containerEnv(t, m.get(t, objects.DaemonSet, manifests.DefaultNamespace, manifests.SpeakerName))
 	if env["FRRK8S_NAMESPACE"] != manifests.OpenShiftFRRK8sNamespace || env[manifests.BGPTypeEnv] != "frr-k8s" {
 		t.Errorf("the speakers do not use the frr-k8s in %s: environment %v", manifests.OpenShiftFRRK8sNamespace, env)

@@ -11,6 +11,7 @@ import (
 	metallbv1beta2 "go.universe.tf/metallb/api/v1beta2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/explain"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodecache"
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
@@ -59,9 +61,11 @@ func (r *Reconciler) watches(b *builder.Builder) *builder.Builder {
 	if r.serviceCIDRAPI {
 		b = b.Watches(&networkingv1.ServiceCIDR{}, all)
 	}
-	// A DaemonSet's pod refused; its pods created again show in its status.
+	// A DaemonSet's pod refused (its pods created again show in its status);
+	// a Service a speaker could not announce.
 	b = b.Watches(&corev1.Event{}, all, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
-		return o.(*corev1.Event).Reason == reasonFailedCreate
+		reason := o.(*corev1.Event).Reason
+		return reason == reasonFailedCreate || reason == explain.ReasonAnnounceFailed
 	})))
 	// Every owned object, so that a deleted or edited one is restored at once
 	// (those of the shared kinds with the lookups).
@@ -167,20 +171,48 @@ func (r *Reconciler) watchConfigs() error {
 			return err
 		}
 	}
-	states := manifests.ConfigurationStateKind
-	if r.watching[states] {
-		return nil
-	}
-	if _, err := r.client.RESTMapper().RESTMapping(states.GroupKind(), states.Version); err != nil {
-		return ignoreNoMatch(err) // MetalLB's CRDs before v0.16 lack it: watched once the module's are applied
-	}
-	return r.watchOnce(states, func() source.Source {
+	// MetalLB's CRDs before v0.16 lack ConfigurationStates: watched once the
+	// module's are applied.
+	err := r.watchServed(manifests.ConfigurationStateKind, func() source.Source {
 		return source.Kind(r.cache, &metallbv1beta1.ConfigurationState{},
 			handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, o *metallbv1beta1.ConfigurationState) []reconcile.Request {
 				return enqueue(ctx, o)
 			}), resultChanged)
 	})
+	if err != nil {
+		return err
+	}
+	// frr-k8s's sessions, where it runs.
+	return r.watchServed(manifests.BGPSessionStateKind, func() source.Source {
+		return source.Kind(r.cache, client.Object(objects.Empty(manifests.BGPSessionStateKind)), handler.EnqueueRequestsFromMapFunc(enqueue),
+			sessionStateChanged)
+	})
 }
+
+// watchServed watches a kind with watchOnce once the API server serves it.
+func (r *Reconciler) watchServed(gvk schema.GroupVersionKind, newSource func() source.Source) error {
+	if r.watching[gvk] {
+		return nil
+	}
+	if _, err := r.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+		return ignoreNoMatch(err)
+	}
+	return r.watchOnce(gvk, newSource)
+}
+
+// sessionStateChanged drops the updates of a BGPSessionState that leave its
+// BGP state as it was (frr-k8s reports BFD's in it too).
+var sessionStateChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	state := func(o client.Object) string {
+		u, _ := o.(*unstructured.Unstructured)
+		if u == nil {
+			return ""
+		}
+		v, _, _ := unstructured.NestedString(u.Object, "status", "bgpStatus")
+		return v
+	}
+	return state(e.ObjectOld) != state(e.ObjectNew)
+}}
 
 // watchOnce has the controller watch a kind from the first call on, with the
 // source newSource makes then: reconciles call it, and build nothing again.

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
@@ -39,6 +40,25 @@ func (c *Cluster) announcers(svc *corev1.Service) []Announcer {
 	}
 	slices.SortFunc(out, func(a, b Announcer) int { return strings.Compare(a.Node+a.Protocol, b.Node+b.Protocol) })
 	return out
+}
+
+// AnnouncesInLayer2 tells whether MetalLB reports a node announcing the
+// Service in layer 2 (a ServiceL2Status).
+func (c *Cluster) AnnouncesInLayer2(svc types.NamespacedName) bool {
+	return slices.ContainsFunc(c.L2Statuses, func(s metallbv1beta1.ServiceL2Status) bool {
+		return s.Status.ServiceNamespace == svc.Namespace && s.Status.ServiceName == svc.Name
+	})
+}
+
+// HasService tells whether the LoadBalancer Service exists (the one of uid,
+// where uid is given); true where the Services could not be read.
+func (c *Cluster) HasService(svc types.NamespacedName, uid types.UID) bool {
+	if !c.Readable(KindServices) {
+		return true
+	}
+	return slices.ContainsFunc(c.Services, func(s corev1.Service) bool {
+		return s.Namespace == svc.Namespace && s.Name == svc.Name && (uid == "" || s.UID == uid)
+	})
 }
 
 // whyUnannounced tells why no node announces a Service that has an address.
@@ -146,33 +166,3 @@ const (
 	ReasonAnnounceFailed   = "announceFailed"
 	ReasonInterfaceMissing = "InterfaceMissing"
 )
-
-// InterfaceFindings are the Services MetalLB's speakers could not announce
-// on the interfaces an L2Advertisement names (their announceFailed Events),
-// while no node announces them: one per Service, its last Event's words.
-func InterfaceFindings(c *Cluster, events []corev1.Event) []Finding {
-	last := map[string]corev1.Event{}
-	var order []string
-	for _, ev := range events {
-		key := ev.InvolvedObject.Namespace + "/" + ev.InvolvedObject.Name
-		if ev.Reason != ReasonAnnounceFailed || ev.InvolvedObject.Kind != "Service" {
-			continue
-		}
-		if _, seen := last[key]; !seen {
-			order = append(order, key)
-		}
-		last[key] = ev
-	}
-	var out []Finding
-	for _, key := range order {
-		ev := last[key]
-		svc := &corev1.Service{}
-		svc.Namespace, svc.Name = ev.InvolvedObject.Namespace, ev.InvolvedObject.Name
-		if len(c.announcers(svc)) > 0 {
-			continue
-		}
-		out = append(out, Finding{Regarding: "Service " + key, Reason: ReasonInterfaceMissing, Message: Sentence(fmt.Sprintf(
-			"Service %s is not announced: %s. Name in the L2Advertisement's spec.interfaces interfaces the nodes have, or leave spec.interfaces out", key, strings.TrimSpace(ev.Message)))})
-	}
-	return out
-}

@@ -64,8 +64,9 @@ func endpoints(nodes ...string) []discoveryv1.EndpointSlice {
 	return []discoveryv1.EndpointSlice{s}
 }
 
+// warning is a Warning Event of MetalLB's controller.
 func warning(reason, message string) corev1.Event {
-	return corev1.Event{Type: corev1.EventTypeWarning, Reason: reason, Message: message}
+	return corev1.Event{Type: corev1.EventTypeWarning, Reason: reason, Message: message, Source: corev1.EventSource{Component: "metallb-controller"}}
 }
 
 func l2Status(node string) metallbv1beta1.ServiceL2Status {

@@ -39,8 +39,8 @@ type Explanation struct {
 	Reason string `json:"reason,omitempty"`
 	Why    string `json:"why,omitempty"`
 	Fix    string `json:"fix,omitempty"`
-	// LastWarning is the last Warning Event on the Service (MetalLB's,
-	// most often), its reason and message.
+	// LastWarning is MetalLB's last Warning Event on the Service, its
+	// reason and message.
 	LastWarning  string   `json:"lastWarning,omitempty"`
 	CouldNotRead []Unread `json:"couldNotRead,omitempty"`
 }
@@ -216,10 +216,16 @@ func nodeAddressConflict(t Target) *finding {
 	return nil
 }
 
-// lastWarning is the last Warning Event's reason and message.
+// metallbComponents are the names MetalLB's controller and speaker write
+// their Events under.
+var metallbComponents = []string{"metallb-controller", "metallb-speaker"}
+
+// lastWarning is MetalLB's last Warning Event's reason and message: the API
+// server's own (a ClusterIP repaired) say nothing of MetalLB.
 func lastWarning(events []corev1.Event) string {
 	for _, ev := range slices.Backward(events) {
-		if ev.Type == corev1.EventTypeWarning {
+		if ev.Type == corev1.EventTypeWarning && (slices.Contains(metallbComponents, ev.Source.Component) ||
+			slices.Contains(metallbComponents, ev.ReportingController)) {
 			return ev.Reason + ": " + strings.TrimSpace(ev.Message)
 		}
 	}

@@ -157,3 +157,23 @@ func other(key string, port int32) *corev1.Service {
 	}
 	return s
 }
+
+// The last Warning shown is MetalLB's, whichever API wrote it; the API
+// server's own on the Service (a ClusterIP repaired) are not MetalLB's word.
+func TestLastWarningIsMetalLBs(t *testing.T) {
+	speaker := corev1.Event{Type: corev1.EventTypeWarning, Reason: "announceFailed", Message: "no eth9", ReportingController: "metallb-speaker"}
+	repair := corev1.Event{Type: corev1.EventTypeWarning, Reason: "ClusterIPNotAllocated", Message: "repairing",
+		Source: corev1.EventSource{Component: "ipallocator-repair-controller"}}
+	for _, tc := range []struct {
+		events []corev1.Event
+		want   string
+	}{
+		{[]corev1.Event{warning("AllocationFailed", "no available IPs"), repair}, "AllocationFailed: no available IPs"},
+		{[]corev1.Event{warning("AllocationFailed", "no available IPs"), speaker, repair}, "announceFailed: no eth9"},
+		{[]corev1.Event{repair}, ""},
+	} {
+		if got := lastWarning(tc.events); got != tc.want {
+			t.Errorf("last warning %q, want %q", got, tc.want)
+		}
+	}
+}

@@ -117,9 +117,6 @@ func Status(c *Cluster, sessions []SessionReport, findings []Finding) Report {
 		pr := PeerReport{Name: p.Name, Address: p.Spec.Address, ASN: p.Spec.ASN, BFDProfile: p.Spec.BFDProfile,
 			Nodes: c.nodesOf(p.Spec.NodeSelectors), Sessions: sessionsWith(sessions, p.Spec.Address)}
 		r.Peers = append(r.Peers, pr)
-		if f := unreachable(c.Namespace, pr); f != nil {
-			r.Findings = append(r.Findings, *f)
-		}
 	}
 	return r
 }
@@ -196,7 +193,7 @@ func (c *Cluster) nodesOf(selectors []metav1.LabelSelector) []string {
 func sessionsWith(sessions []SessionReport, address string) []SessionReport {
 	var out []SessionReport
 	for _, s := range sessions {
-		if s.Peer == address || strings.HasPrefix(s.Peer, address+":") {
+		if PeerIs(s.Peer, address) {
 			out = append(out, s)
 		}
 	}
@@ -214,25 +211,12 @@ func imageTag(d *appsv1.Deployment) string {
 	return ""
 }
 
-// ReasonPeerUnreachable tells a BGPPeer no node has a session with, as the
-// backend reports the sessions.
-const ReasonPeerUnreachable = "PeerUnreachable"
+// SessionEstablished is the state of an established BGP session, as frr-k8s
+// reports it.
+const SessionEstablished = "Established"
 
-// unreachable is the finding of a peer whose reported sessions are none
-// established; nil when one is, or none is reported.
-func unreachable(namespace string, p PeerReport) *Finding {
-	var states []string
-	for _, s := range p.Sessions {
-		if s.BGP == "Established" {
-			return nil
-		}
-		states = append(states, s.Node+" "+s.BGP)
-	}
-	if len(states) == 0 {
-		return nil
-	}
-	return &Finding{Regarding: fmt.Sprintf("BGPPeer %s/%s", namespace, p.Name), Reason: ReasonPeerUnreachable, Message: fmt.Sprintf(
-		"BGPPeer %s/%s (%s, ASN %d) has no established session from any node (%s): no route reaches the router. Check the "+
-			"peer's address and ASNs, that the router accepts the nodes as neighbours, and the path between them",
-		namespace, p.Name, p.Address, p.ASN, FirstOf(slices.Sorted(slices.Values(states)), 3))}
+// PeerIs tells whether a peer as a backend names it (its address, or
+// address:port) is the peer at address.
+func PeerIs(reported, address string) bool {
+	return reported == address || strings.HasPrefix(reported, address+":")
 }

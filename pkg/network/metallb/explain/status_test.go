@@ -2,12 +2,12 @@ package explain
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 
 	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestStatusReport(t *testing.T) {
@@ -43,14 +43,6 @@ func TestStatusReport(t *testing.T) {
 	if got := r.Peers[0].Sessions; !reflect.DeepEqual(got, sessions[:1]) {
 		t.Errorf("the peer's sessions %+v, want only its own", got)
 	}
-	if len(r.Findings) != 0 {
-		t.Errorf("with a session established, findings %+v, want none", r.Findings)
-	}
-	down := Status(c, []SessionReport{{Node: "node-a", Peer: "198.51.100.1", BGP: "Active"}, {Node: "node-b", Peer: "198.51.100.1", BGP: "Connect"}}, nil)
-	if len(down.Findings) != 1 || down.Findings[0].Reason != ReasonPeerUnreachable ||
-		!strings.Contains(down.Findings[0].Message, "BGPPeer metallb-system/router (198.51.100.1, ASN 64500) has no established session from any node (node-a Active, node-b Connect)") {
-		t.Errorf("with no session established, findings %+v, want the peer unreachable", down.Findings)
-	}
 	c.Unreadable = []Unread{{What: KindNodes, Reason: "forbidden"}}
 	c.Nodes = nil
 	if got := Status(c, nil, nil).Advertisements[1].Nodes; !reflect.DeepEqual(got, []string{"?"}) {
@@ -58,19 +50,21 @@ func TestStatusReport(t *testing.T) {
 	}
 }
 
-// A Service MetalLB could not announce on the interfaces an L2Advertisement
-// names is a finding while no node announces it, once per Service.
-func TestInterfaceFindings(t *testing.T) {
+// Whether a node announces a Service in layer 2 is what MetalLB's
+// ServiceL2Statuses say.
+func TestAnnouncesInLayer2(t *testing.T) {
 	c := healthy()
-	failed := func(name, node string) corev1.Event {
-		e := warning(ReasonAnnounceFailed, `the interfaces specified by LB IP "192.0.2.10" doesn't exist in assigned node "`+node+`" with protocol "layer2"`)
-		e.InvolvedObject = corev1.ObjectReference{Kind: "Service", Namespace: "demo", Name: name}
-		return e
-	}
-	events := []corev1.Event{failed("web", "node-a"), failed("web", "node-b"), failed("db", "node-c")}
 	c.L2Statuses = []metallbv1beta1.ServiceL2Status{{Status: metallbv1beta1.MetalLBServiceL2Status{Node: "node-a", ServiceName: "db", ServiceNamespace: "demo"}}}
-	got := InterfaceFindings(c, events)
-	if len(got) != 1 || got[0].Regarding != "Service demo/web" || !strings.Contains(got[0].Message, `assigned node "node-b"`) {
-		t.Errorf("findings %+v, want one for demo/web, its last Event's words (db is announced)", got)
+	if !c.AnnouncesInLayer2(types.NamespacedName{Namespace: "demo", Name: "db"}) || c.AnnouncesInLayer2(types.NamespacedName{Namespace: "demo", Name: "web"}) {
+		t.Error("demo/db is announced and demo/web is not")
+	}
+	c.Services = []corev1.Service{{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "db", UID: "1"}}}
+	db := types.NamespacedName{Namespace: "demo", Name: "db"}
+	if !c.HasService(db, "1") || !c.HasService(db, "") || c.HasService(db, "2") || c.HasService(types.NamespacedName{Namespace: "demo", Name: "web"}, "") {
+		t.Error("demo/db of UID 1 exists, and no other")
+	}
+	c.Unreadable = []Unread{{What: KindServices, Reason: "forbidden"}}
+	if !c.HasService(types.NamespacedName{Namespace: "demo", Name: "web"}, "") {
+		t.Error("with the Services unread, every Service is taken to exist")
 	}
 }

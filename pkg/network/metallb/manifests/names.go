@@ -120,6 +120,17 @@ var (
 	ConfigurationStateKind = metallbv1beta1.GroupVersion.WithKind("ConfigurationState")
 )
 
+// BGPSessionStateKind is frr-k8s's report of a node's BGP session with a
+// peer; it is served where frr-k8s runs.
+var BGPSessionStateKind = schema.GroupVersionKind{Group: "frrk8s.metallb.io", Version: "v1beta1", Kind: "BGPSessionState"}
+
+// The labels of MetalLB's ServiceL2Statuses and ServiceBGPStatuses that name
+// the Service announced.
+const (
+	AnnouncedServiceNameLabel      = "metallb.io/service-name"
+	AnnouncedServiceNamespaceLabel = "metallb.io/service-namespace"
+)
+
 // ConfigKinds are MetalLB's configuration kinds: one object of any of them in
 // MetalLB's namespace is the user asking for MetalLB.
 var ConfigKinds = []schema.GroupVersionKind{

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -144,15 +145,26 @@ func kindNames(objs []*metav1.PartialObjectMetadata) string {
 	return strings.Join(out, ", ")
 }
 
-// ConfigFindings are the configuration's mistakes, and what breaks MetalLB
-// from outside it, as `kubectl metallb status` tells them: the sentences of
-// the Events and the condition.
-func ConfigFindings(pre Preflight, ads []Advertisement, peers []Peer, states []ConfigState) []explain.Finding {
-	pools := make([]*metav1.PartialObjectMetadata, len(pre.Pools))
-	for i, p := range pre.Pools {
+// ConfigFindings are the mistakes of the snapshot's configuration, the
+// preflight findings and what MetalLB reports failing, as kubectl metallb
+// prints them: of the snapshot it reads Advertisements, Peers,
+// ConfigStates, Preflight and Reports.
+func ConfigFindings(s *Snapshot, now time.Time) []explain.Finding {
+	pools := make([]*metav1.PartialObjectMetadata, len(s.Preflight.Pools))
+	for i, p := range s.Preflight.Pools {
 		pools[i] = p.Object
 	}
-	return findingsOf(append(configMistakes(pools, ads, peers, states), preflightMistakes(pre, ads)...))
+	problems, _ := configProblems(s, pools, now)
+	return findingsOf(problems)
+}
+
+// configProblems are the mistakes of the configuration, of which pools are
+// the IPAddressPools, the preflight findings and the reports'
+// (reportMistakes), and how soon to look again for the latter.
+func configProblems(s *Snapshot, pools []*metav1.PartialObjectMetadata, now time.Time) ([]problem, time.Duration) {
+	out := append(configMistakes(pools, s.Advertisements, s.Peers, s.ConfigStates), preflightMistakes(s.Preflight, s.Advertisements)...)
+	reported, recheck := reportMistakes(s.Reports, s.Peers, s.Advertisements, s.Preflight.Pools, now)
+	return append(out, reported...), recheck
 }
 
 // findingsOf words problems as findings.

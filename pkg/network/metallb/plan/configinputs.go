@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
@@ -37,7 +38,8 @@ func AdvertisementsOf(bgp []metallbv1beta1.BGPAdvertisement, l2 []metallbv1beta1
 	for i := range l2 {
 		a := &l2[i]
 		out = append(out, Advertisement{Object: MetadataOf(a, manifests.L2AdvertisementKind),
-			Pools: a.Spec.IPAddressPools, PoolSelectors: a.Spec.IPAddressPoolSelectors, NodeSelectors: a.Spec.NodeSelectors})
+			Pools: a.Spec.IPAddressPools, PoolSelectors: a.Spec.IPAddressPoolSelectors, NodeSelectors: a.Spec.NodeSelectors,
+			Interfaces: a.Spec.Interfaces})
 	}
 	return out
 }
@@ -47,7 +49,8 @@ func PeersOf(peers []metallbv1beta2.BGPPeer) []Peer {
 	out := make([]Peer, len(peers))
 	for i := range peers {
 		p := &peers[i]
-		out[i] = Peer{Object: MetadataOf(p, manifests.BGPPeerKind), HoldTime: p.Spec.HoldTime, NodeSelectors: p.Spec.NodeSelectors}
+		out[i] = Peer{Object: MetadataOf(p, manifests.BGPPeerKind), Address: p.Spec.Address, ASN: p.Spec.ASN, HoldTime: p.Spec.HoldTime,
+			NodeSelectors: p.Spec.NodeSelectors}
 	}
 	return out
 }
@@ -101,6 +104,34 @@ func ServiceNetworksOf(cidrs []networkingv1.ServiceCIDR) map[string][]netip.Pref
 				out[c.Name] = append(out[c.Name], p)
 			}
 		}
+	}
+	return out
+}
+
+// ClusterNetworksOf are the pod networks OpenShift's Network object names
+// (spec.clusterNetwork[].cidr).
+func ClusterNetworksOf(network *unstructured.Unstructured) []netip.Prefix {
+	entries, _, _ := unstructured.NestedSlice(network.Object, "spec", "clusterNetwork")
+	var out []netip.Prefix
+	for _, e := range entries {
+		entry, _ := e.(map[string]any)
+		cidr, _, _ := unstructured.NestedString(entry, "cidr")
+		if p, err := netip.ParsePrefix(cidr); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// SessionsOf are frr-k8s's BGPSessionStates as sessions.
+func SessionsOf(states []unstructured.Unstructured) []Session {
+	out := make([]Session, len(states))
+	for i := range states {
+		field := func(name string) string {
+			v, _, _ := unstructured.NestedString(states[i].Object, "status", name)
+			return v
+		}
+		out[i] = Session{Node: field("node"), Peer: field("peer"), State: field("bgpStatus"), Since: states[i].GetCreationTimestamp().Time}
 	}
 	return out
 }

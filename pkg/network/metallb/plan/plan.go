@@ -24,10 +24,19 @@ const MonitoringRetry = time.Second
 // reads nothing but its arguments.
 func Make(s *Snapshot, opts Options, now time.Time) *Plan {
 	p := makePlan(s, opts, now)
-	if s.MonitoringPending && (p.RequeueAfter == 0 || p.RequeueAfter > MonitoringRetry) {
-		p.RequeueAfter = MonitoringRetry
+	p.lookAgainWithin(p.recheck)
+	if s.MonitoringPending {
+		p.lookAgainWithin(MonitoringRetry)
 	}
 	return p
+}
+
+// lookAgainWithin has the reconcile come again within d, with no event, if
+// d is positive.
+func (p *Plan) lookAgainWithin(d time.Duration) {
+	if d > 0 && (p.RequeueAfter == 0 || d < p.RequeueAfter) {
+		p.RequeueAfter = d
+	}
 }
 
 func makePlan(s *Snapshot, opts Options, now time.Time) *Plan {
@@ -130,8 +139,7 @@ func (p *Plan) deploy(s *Snapshot, settings manifests.Settings, desired []*unstr
 	p.Notices = append(p.Notices, ignoredNotices(s.Configs.Elsewhere, p.opts.Namespace)...)
 	if p.configured {
 		p.Maintenance = maintenanceScope(s, p.opts.Environment.OpenShift)
-		p.mistakes = append(configMistakes(s.Configs.ofKind(manifests.IPAddressPoolKind), s.Advertisements, s.Peers, s.ConfigStates),
-			preflightMistakes(s.Preflight, s.Advertisements)...)
+		p.mistakes, p.recheck = configProblems(s, s.Configs.ofKind(manifests.IPAddressPoolKind), p.now)
 		p.Notices = append(p.Notices, problemNotices(p.mistakes)...)
 	}
 	p.OnCreate = memberlistEvents(s, p.Apply, p.opts.Namespace)

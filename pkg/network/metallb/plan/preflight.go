@@ -39,6 +39,9 @@ type Preflight struct {
 	// ServiceNetworks are the cluster's Service networks (its
 	// ServiceCIDRs), by name.
 	ServiceNetworks map[string][]netip.Prefix
+	// ClusterNetworks are the pod networks of OpenShift's Network object
+	// (spec.clusterNetwork), whose nodes have no spec.podCIDRs.
+	ClusterNetworks []netip.Prefix
 }
 
 // Pool is an IPAddressPool by its spec.addresses.
@@ -135,13 +138,24 @@ func poolOverlaps(pool Pool, p Preflight) []problem {
 			}
 		}
 	}
-	return append(out, podNetworkOverlap(pool, p.Nodes, holds)...)
+	return append(out, podNetworkOverlap(pool, p, holds)...)
 }
 
-// podNetworkOverlap tells a pool overlapping the nodes' pod networks.
-func podNetworkOverlap(pool Pool, nodes []NodeFacts, holds func(explain.Range) bool) []problem {
+// podNetworkOverlap tells a pool overlapping the cluster's pod networks, or
+// where it names none, the nodes'.
+func podNetworkOverlap(pool Pool, p Preflight, holds func(explain.Range) bool) []problem {
 	var hit []string
-	for _, n := range nodes {
+	for _, c := range p.ClusterNetworks {
+		if holds(explain.PrefixRange(c)) {
+			hit = append(hit, c.String())
+		}
+	}
+	if len(hit) > 0 {
+		return []problem{{regarding: pool.Object, reason: ReasonPoolOverlapsPodNetwork, message: fmt.Sprintf(
+			"IPAddressPool %s/%s overlaps the pod network %s (Network.operator.openshift.io cluster, spec.clusterNetwork): its "+
+				"addresses collide with pods'. Give the pool addresses outside it", pool.Object.Namespace, pool.Object.Name, strings.Join(hit, ", "))}}
+	}
+	for _, n := range p.Nodes {
 		for _, c := range n.PodCIDRs {
 			if holds(explain.PrefixRange(c)) {
 				hit = append(hit, fmt.Sprintf("%s of node %s", c, n.Name))

@@ -17,21 +17,10 @@ func TestPreflightMistakes(t *testing.T) {
 	l2 := Advertisement{Object: configObject(manifests.L2AdvertisementKind.Kind, manifests.DefaultNamespace, "l2")}
 	bgp := Advertisement{Object: configObject(manifests.BGPAdvertisementKind.Kind, manifests.DefaultNamespace, "bgp")}
 	pool := Pool{Object: configObject(manifests.IPAddressPoolKind.Kind, manifests.DefaultNamespace, "pool"), Addresses: []string{"192.0.2.100-192.0.2.110", "2001:db8::/120"}}
-	ipvs := func(strict bool) *string {
-		s := fmt.Sprintf("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: ipvs\nipvs:\n  strictARP: %t\n", strict)
-		return &s
-	}
 	iptables := "kind: KubeProxyConfiguration\nmode: iptables\n"
-	node := func(name, address string, excluded bool, podCIDR ...string) NodeFacts {
-		n := NodeFacts{Name: name, Excluded: excluded, Addresses: []netip.Addr{netip.MustParseAddr(address)}}
-		for _, c := range podCIDR {
-			n.PodCIDRs = append(n.PodCIDRs, netip.MustParsePrefix(c))
-		}
-		return n
-	}
 	healthy := func() Preflight {
 		return Preflight{KubeProxyConfig: &iptables, Pools: []Pool{pool}, NodesRead: true,
-			Nodes:           []NodeFacts{node("kwok-0", "192.0.2.10", false, "10.244.0.0/24"), node("kwok-1", "192.0.2.11", true)},
+			Nodes:           []NodeFacts{nodeFacts("kwok-0", "192.0.2.10", false, "10.244.0.0/24"), nodeFacts("kwok-1", "192.0.2.11", true)},
 			ServiceNetworks: map[string][]netip.Prefix{"kubernetes": {netip.MustParsePrefix("10.0.0.0/24"), netip.MustParsePrefix("2001:db8:ffff::/112")}}}
 	}
 	for _, tc := range []struct {
@@ -41,18 +30,23 @@ func TestPreflightMistakes(t *testing.T) {
 		want   []string
 	}{
 		{"a healthy cluster: nothing to tell", nil, []Advertisement{l2, bgp}, nil},
-		{"kube-proxy in IPVS mode with strictARP", func(p *Preflight) { p.KubeProxyConfig = ipvs(true) }, []Advertisement{l2}, nil},
-		{"kube-proxy in IPVS mode without strictARP", func(p *Preflight) { p.KubeProxyConfig = ipvs(false) }, []Advertisement{bgp, l2},
+		{"kube-proxy in IPVS mode with strictARP", func(p *Preflight) { p.KubeProxyConfig = kubeProxyIPVS(true) }, []Advertisement{l2}, nil},
+		{"kube-proxy in IPVS mode without strictARP", func(p *Preflight) { p.KubeProxyConfig = kubeProxyIPVS(false) }, []Advertisement{bgp, l2},
 			[]string{"StrictARPOff L2Advertisement/l2: kube-proxy runs in IPVS mode without strictARP (ConfigMap kube-system/kube-proxy"}},
-		{"without strictARP, BGP only: ARP does not matter", func(p *Preflight) { p.KubeProxyConfig = ipvs(false) }, []Advertisement{bgp}, nil},
+		{"without strictARP, BGP only: ARP does not matter", func(p *Preflight) { p.KubeProxyConfig = kubeProxyIPVS(false) }, []Advertisement{bgp}, nil},
 		{"kube-proxy's configuration unreadable as YAML", func(p *Preflight) { s := "mode: [ipvs"; p.KubeProxyConfig = &s }, []Advertisement{l2}, nil},
 		{"a pool holding two nodes' addresses", func(p *Preflight) {
-			p.Nodes = append(p.Nodes, node("kwok-2", "192.0.2.105", false), node("kwok-3", "2001:db8::7", false))
+			p.Nodes = append(p.Nodes, nodeFacts("kwok-2", "192.0.2.105", false), nodeFacts("kwok-3", "2001:db8::7", false))
 		}, []Advertisement{l2}, []string{"PoolHoldsNodeAddress IPAddressPool/pool: IPAddressPool metallb-system/pool holds 192.0.2.105 of node kwok-2, 2001:db8::7 of node kwok-3"}},
 		{"a pool overlapping the Service network", func(p *Preflight) { p.ServiceNetworks["kubernetes"][0] = netip.MustParsePrefix("192.0.2.96/28") },
 			[]Advertisement{l2}, []string{"PoolOverlapsServiceNetwork IPAddressPool/pool: IPAddressPool metallb-system/pool overlaps the cluster's Service network 192.0.2.96/28 (ServiceCIDR kubernetes)"}},
 		{"a pool overlapping a node's pod network", func(p *Preflight) { p.Nodes[0].PodCIDRs = []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")} },
 			[]Advertisement{l2}, []string{"PoolOverlapsPodNetwork IPAddressPool/pool: IPAddressPool metallb-system/pool overlaps the pod network (192.0.2.0/24 of node kwok-0"}},
+		{"a pool overlapping OpenShift's cluster network", func(p *Preflight) {
+			p.ClusterNetworks = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/14"), netip.MustParsePrefix("192.0.2.0/25")}
+		}, []Advertisement{l2}, []string{"PoolOverlapsPodNetwork IPAddressPool/pool: IPAddressPool metallb-system/pool overlaps the pod network 192.0.2.0/25 (Network.operator.openshift.io cluster, spec.clusterNetwork)"}},
+		{"OpenShift's cluster network clear of the pools", func(p *Preflight) { p.ClusterNetworks = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/14")} },
+			[]Advertisement{l2}, nil},
 		{"every node excluded", func(p *Preflight) { p.Nodes[0].Excluded = true }, []Advertisement{bgp, l2},
 			[]string{"AllNodesExcluded BGPAdvertisement/bgp: Every node (2) carries the label node.kubernetes.io/exclude-from-external-load-balancers"}},
 		{"every node excluded, no advertisement: nothing is announced anyway", func(p *Preflight) { p.Nodes[0].Excluded = true }, nil, nil},
@@ -72,6 +66,19 @@ func TestPreflightMistakes(t *testing.T) {
 			checkList(t, "findings", got, tc.want)
 		})
 	}
+}
+
+func kubeProxyIPVS(strict bool) *string {
+	s := fmt.Sprintf("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: ipvs\nipvs:\n  strictARP: %t\n", strict)
+	return &s
+}
+
+func nodeFacts(name, address string, excluded bool, podCIDR ...string) NodeFacts {
+	n := NodeFacts{Name: name, Excluded: excluded, Addresses: []netip.Addr{netip.MustParseAddr(address)}}
+	for _, c := range podCIDR {
+		n.PodCIDRs = append(n.PodCIDRs, netip.MustParsePrefix(c))
+	}
+	return n
 }
 
 // A finding from outside the configuration is told as a mistake in it: an

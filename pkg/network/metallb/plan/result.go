@@ -75,6 +75,7 @@ type Plan struct {
 	takeoverAsked       bool                            // the adoption annotation asks for it
 	others              []problem                       // other MetalLB workloads beside the module's
 	mistakes            []problem                       // in the user's configuration: told, never Degraded
+	recheck             time.Duration                   // when to look again at what the mistakes read but do not watch
 	foreignAPI          bool                            // the MetalLB CRD is another operator's
 	managedBy           string                          // who manages MetalLB instead, when another operator does
 	elsewhere           []*metav1.PartialObjectMetadata // configuration objects MetalLB ignores

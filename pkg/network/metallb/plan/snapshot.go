@@ -60,6 +60,9 @@ type Snapshot struct {
 	// Preflight is what tells what breaks MetalLB from outside its
 	// configuration.
 	Preflight Preflight
+	// Reports are what MetalLB's speakers and frr-k8s report failing in
+	// their announcing.
+	Reports Reports
 	// Tracking is the rollout tracking kept on the namespace.
 	Tracking status.Tracking
 	// SpeakerPods and FRRK8sPods are the pods of the speakers' and of
@@ -168,11 +171,15 @@ type Advertisement struct {
 	Peers []string
 	// NodeSelectors select the nodes it announces from; none is all.
 	NodeSelectors []metav1.LabelSelector
+	// Interfaces are those an L2Advertisement announces on; none is all.
+	Interfaces []string
 }
 
 // Peer is a BGPPeer, by the hold time it sets (nil: MetalLB's default).
 type Peer struct {
 	Object   *metav1.PartialObjectMetadata
+	Address  string
+	ASN      uint32
 	HoldTime *metav1.Duration
 	// NodeSelectors select the nodes that peer with it; none is all.
 	NodeSelectors []metav1.LabelSelector
