@@ -43,6 +43,14 @@ type FaultRates struct {
 	// story that writes meets failures whatever the seed and the order its
 	// requests come in: with few writes, a seed's draws may fail none.
 	FailFirstWrites int
+	// AnswerLost is the share of writes sent to the server whose answer is
+	// lost: the server made the write, and the client sees its connection
+	// reset (a create that exists though the client saw an error, an update
+	// whose new resourceVersion it never learnt).
+	AnswerLost float64
+	// LoseFirstAnswers loses the answers of the first n writes sent,
+	// whatever the draw.
+	LoseFirstAnswers int
 	// FailFirstTries fails the first n tries of every request but watches
 	// (by method and path), whatever the draw, so that every step of a
 	// program (its start, above all) meets failures, however few its
@@ -103,6 +111,7 @@ type Faults struct {
 	rng     *rand.Rand
 	stopped bool
 	seen    FaultCounts
+	sent    int            // writes sent, their answers lost or not
 	tries   map[string]int // of each request, by method and path
 	// firstFailed counts the failures of FailFirstWrites and FailFirstTries,
 	// of the requests that may conflict and of the others.
@@ -148,9 +157,11 @@ type FaultCounts struct {
 	// Requests counts every request seen, Writes the writes among them.
 	Requests, Writes int
 	// Failed counts the failed requests by HTTP status code, Lost those
-	// failed with a lost connection.
-	Failed map[int]int
-	Lost   int
+	// failed with a lost connection, AnswersLost the writes made whose
+	// answers were lost.
+	Failed      map[int]int
+	Lost        int
+	AnswersLost int
 	// Delayed counts the requests held, WatchesCut the watches cut.
 	Delayed, WatchesCut int
 	// FailedFirst are the requests FailFirstWrites and FailFirstTries
@@ -175,6 +186,9 @@ func (c FaultCounts) String() string {
 	}
 	if c.Lost > 0 {
 		s += fmt.Sprintf(", %d connections lost", c.Lost)
+	}
+	if c.AnswersLost > 0 {
+		s += fmt.Sprintf(", %d answers lost", c.AnswersLost)
 	}
 	return s + fmt.Sprintf(", %d delayed, %d watches cut", c.Delayed, c.WatchesCut)
 }
@@ -202,9 +216,10 @@ func FaultSeed(t testing.TB) uint64 {
 
 // decision is what happens to one request.
 type decision struct {
-	fail     int           // the status code it is answered with; 0: it is sent
-	delay    time.Duration // how long it is held first
-	lifetime time.Duration // for a watch, when it is cut; 0: never
+	fail       int           // the status code it is answered with; 0: it is sent
+	loseAnswer bool          // sent, and its answer lost
+	delay      time.Duration // how long it is held first
+	lifetime   time.Duration // for a watch, when it is cut; 0: never
 }
 
 // draw decides the fate of one request. It is pure, given the source, so
@@ -213,6 +228,11 @@ func draw(rng *rand.Rand, rates FaultRates, write, watch bool) decision {
 	var d decision
 	if write && rng.Float64() < rates.WriteFailure {
 		d.fail = failureCodes[rng.IntN(len(failureCodes))]
+	}
+	// Drawn only when asked for: the seeds of the stories without it keep
+	// their sequences.
+	if write && d.fail == 0 && rates.AnswerLost > 0 {
+		d.loseAnswer = rng.Float64() < rates.AnswerLost
 	}
 	if rng.Float64() < rates.Delay {
 		d.delay = uniform(rng, rates.MinDelay, rates.MaxDelay)
@@ -268,6 +288,16 @@ func (f *Faults) decide(req *http.Request) decision {
 	f.seen.Requests++
 	if write {
 		f.seen.Writes++
+	}
+	if write && d.fail == 0 {
+		f.sent++
+		if f.sent <= f.rates.LoseFirstAnswers {
+			d.loseAnswer = true
+			f.seen.FailedFirst = append(f.seen.FailedFirst, fmt.Sprintf("%s %s answer lost", req.Method, req.URL.Path))
+		}
+	}
+	if d.loseAnswer {
+		f.seen.AnswersLost++
 	}
 	switch {
 	case d.fail == lostConnection:
@@ -334,12 +364,28 @@ func (t *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return failure(req, d.fail), nil
 	}
+	if d.loseAnswer {
+		return loseAnswer(t.next, req)
+	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil || d.lifetime == 0 || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
 	resp.Body = t.faults.cutAfter(resp.Body, d.lifetime)
 	return resp, nil
+}
+
+// loseAnswer sends a request and drops the server's answer, as a connection
+// reset after the server answered would: client-go does not retry a write
+// that fails so (it may have been made), and hands the error to its caller.
+func loseAnswer(next http.RoundTripper, req *http.Request) (*http.Response, error) {
+	resp, err := next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body) // the answer arrives, whole
+	_ = resp.Body.Close()
+	return nil, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
 }
 
 // hold waits for d, or until ctx ends.

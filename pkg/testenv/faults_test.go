@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
@@ -72,28 +73,33 @@ func TestFaultShares(t *testing.T) {
 	always := FaultRates{WriteFailure: 1, Delay: 1, MinDelay: 5 * time.Millisecond, MaxDelay: 5 * time.Millisecond, WatchLifetime: time.Second}
 	seed := FaultSeed(t)
 	for _, tc := range []struct {
-		name                         string
-		rates                        FaultRates
-		write, watch                 bool
-		wantFail, wantDelay, wantCut float64
+		name                                   string
+		rates                                  FaultRates
+		write, watch                           bool
+		wantFail, wantDelay, wantCut, wantLost float64
 	}{
-		{"writes at the default rates", DefaultFaultRates, true, false, 0.25, 0.10, 0},
-		{"watches at the default rates", DefaultFaultRates, false, true, 0, 0.10, 1},
-		{"writes at fast rates", fastRates, true, false, 0.5, 0.2, 0},
-		{"reads never fail", always, false, false, 0, 1, 0},
-		{"every write fails", always, true, false, 1, 1, 0},
-		{"no faults", FaultRates{}, true, false, 0, 0, 0},
-		{"watches not cut without a lifetime", FaultRates{Delay: 0.5, MaxDelay: time.Second}, false, true, 0, 0.5, 0},
+		{"writes at the default rates", DefaultFaultRates, true, false, 0.25, 0.10, 0, 0},
+		{"watches at the default rates", DefaultFaultRates, false, true, 0, 0.10, 1, 0},
+		{"writes at fast rates", fastRates, true, false, 0.5, 0.2, 0, 0},
+		{"reads never fail", always, false, false, 0, 1, 0, 0},
+		{"every write fails", always, true, false, 1, 1, 0, 0},
+		{"no faults", FaultRates{}, true, false, 0, 0, 0, 0},
+		{"watches not cut without a lifetime", FaultRates{Delay: 0.5, MaxDelay: time.Second}, false, true, 0, 0.5, 0, 0},
+		{"answers lost: of the writes not failed", FaultRates{WriteFailure: 0.5, AnswerLost: 0.5}, true, false, 0.5, 0, 0, 0.25},
+		{"answers of reads never lost", FaultRates{AnswerLost: 1}, false, false, 0, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 10000
 			rng := rand.New(rand.NewPCG(seed, seed))
 			failed := map[int]int{}
-			var delayed, cut int
+			var delayed, cut, lost int
 			for range n {
 				d := draw(rng, tc.rates, tc.write, tc.watch)
 				if d.fail != 0 {
 					failed[d.fail]++
+				}
+				if d.loseAnswer {
+					lost++
 				}
 				if d.delay > 0 {
 					delayed++
@@ -110,6 +116,7 @@ func TestFaultShares(t *testing.T) {
 			}
 			share(t, "delayed", delayed, n, tc.wantDelay)
 			share(t, "watches cut", cut, n, tc.wantCut)
+			share(t, "answers lost", lost, n, tc.wantLost)
 		})
 	}
 }
@@ -181,6 +188,7 @@ func TestFaultCountsString(t *testing.T) {
 			"412 requests, 180 writes: 45 failed (500: 12, 503: 10, 429: 11, 409: 12), 40 delayed, 7 watches cut",
 		},
 		{FaultCounts{Requests: 3, Writes: 2, Failed: map[int]int{409: 1}}, "3 requests, 2 writes: 1 failed (409: 1), 0 delayed, 0 watches cut"},
+		{FaultCounts{Requests: 9, Writes: 4, AnswersLost: 4}, "9 requests, 4 writes: 0 failed, 4 answers lost, 0 delayed, 0 watches cut"},
 	} {
 		if got := tc.counts.String(); got != tc.want {
 			t.Errorf("got %q, want %q", got, tc.want)
@@ -480,6 +488,46 @@ func TestFaultsAgainstAPIServer(t *testing.T) {
 	waitForStore(t, store, ns.Name, created)
 	if seen := f.Seen().String(); seen != stopped {
 		t.Errorf("after Stop, %s became %s", stopped, seen)
+	}
+}
+
+// Against kube-apiserver, a write whose answer is lost is made: a create, an
+// update, a patch and a delete each reach the caller as a connection reset
+// (client-go does not retry a write that may have been made), and the server
+// holds what each did; the writes after LoseFirstAnswers are answered.
+func TestFaultsLoseAnswersAgainstAPIServer(t *testing.T) {
+	e := New(t, Options{})
+	admin := kubernetes.NewForConfigOrDie(e.Config).CoreV1().ConfigMaps(metav1.NamespaceDefault)
+	f := NewFaults(FaultSeed(t), FaultRates{LoseFirstAnswers: 4})
+	cfg := rest.CopyConfig(e.Config)
+	cfg.Wrap(f.Wrap)
+	client := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps(metav1.NamespaceDefault)
+	ctx := t.Context()
+	holds := func(what string, err error, want string) {
+		t.Helper()
+		if !utilnet.IsConnectionReset(err) {
+			t.Fatalf("%s: error %v, want a connection reset", what, err)
+		}
+		got, err := admin.Get(ctx, "lost", metav1.GetOptions{})
+		if data := got.Data["k"]; (want == "") != apierrors.IsNotFound(err) || want != "" && data != want {
+			t.Fatalf("after the %s whose answer was lost, the server holds k=%q (%v), want %q", what, data, err, want)
+		}
+	}
+	_, err := client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "lost"}, Data: map[string]string{"k": "1"}}, metav1.CreateOptions{})
+	holds("create", err, "1")
+	cm, _ := admin.Get(ctx, "lost", metav1.GetOptions{})
+	cm.Data["k"] = "2"
+	_, err = client.Update(ctx, cm, metav1.UpdateOptions{})
+	holds("update", err, "2")
+	_, err = client.Patch(ctx, "lost", types.MergePatchType, []byte(`{"data":{"k":"3"}}`), metav1.PatchOptions{})
+	holds("patch", err, "3")
+	holds("delete", client.Delete(ctx, "lost", metav1.DeleteOptions{}), "")
+	if _, err := client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "answered"}}, metav1.CreateOptions{}); err != nil {
+		t.Errorf("the fifth write: %v, want it answered", err)
+	}
+	if seen := f.Seen(); seen.AnswersLost != 4 || seen.Writes != 5 || len(seen.FailedFirst) != 4 ||
+		seen.FailedFirst[0] != "POST /api/v1/namespaces/default/configmaps answer lost" {
+		t.Errorf("Seen() = %s, the first %q", seen, seen.FailedFirst)
 	}
 }
 

@@ -22,7 +22,8 @@ const quietFor = 5 * time.Second
 // The module's stories again, with faults in the module's requests
 // (testenv.DefaultFaultRates: a quarter of its writes answered 500, 503, 429
 // or 409 and not made, a tenth of its requests held 1-3 s, every watch cut
-// within 20 s): each converges within its bounds times faultSlack, loses
+// within 20 s; and a tenth of the writes made, their answers lost, the first
+// among them): each converges within its bounds times faultSlack, loses
 // nothing its checks look at (the memberlist key, the CRDs, the user's
 // pools), never reports a version early, and once the faults stop its
 // writes fall to zero: it goes quiet, and forced reconciles write nothing.
@@ -50,14 +51,15 @@ func TestStoriesUnderFaults(t *testing.T) {
 			m := newModuleEnv(t, story.env)
 			rates := testenv.DefaultFaultRates
 			rates.FailFirstWrites = 1 // the adoption story makes some 15-25 writes
+			rates.AnswerLost, rates.LoseFirstAnswers = 0.1, 1
 			m.faults = testenv.NewFaults(seed+uint64(i), rates)
 			m.run(t, story.opts)
 			story.run(t, m)
 			m.faults.Stop()
 			seen := m.faults.Seen()
 			t.Logf("faults seen: %s", seen)
-			if len(seen.Failed) == 0 || seen.Delayed == 0 {
-				t.Errorf("the story met no failed write or no delay: %s", seen)
+			if len(seen.Failed) == 0 || seen.Delayed == 0 || seen.AnswersLost == 0 {
+				t.Errorf("the story met no failed write, no delay or no lost answer: %s", seen)
 			}
 			m.waitQuiet(t, quietFor, m.within(30*time.Second))
 			settle(t, m)
