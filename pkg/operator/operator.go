@@ -248,6 +248,8 @@ func leaseTimingsFor(ctx context.Context, c client.Client, o Options, log logr.L
 // newManager makes the manager; the leader Lease's Events are sent until
 // events ends.
 func newManager(events context.Context, cfg *rest.Config, o Options, scheme *runtime.Scheme, t LeaseTimings, identity string, serving *tlsprofile.Serving) (manager.Manager, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(transient.RetryEventWrites)
 	shutdown := 30 * time.Second
 	metrics, err := metricsOptions(o, serving)
 	if err != nil {

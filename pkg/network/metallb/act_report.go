@@ -3,6 +3,7 @@ package metallb
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"time"
 
@@ -108,6 +109,34 @@ func (r *Reconciler) patchStatus(ctx context.Context, obj *v1beta1.MetalLB, next
 	updated.Status = *next
 	r.statusWritten = r.pace.Now()
 	return r.client.Status().Patch(ctx, updated, patch)
+}
+
+// madeUnanswered are the objects with an Event on their creation
+// (plan.OnCreate) that a failed write made though its answer never came
+// (the connection lost after the API server answered): read back, each holds
+// the data written, which for the memberlist key, random, only this write
+// could have put there. Their Events (MemberlistKeyRegenerated: restart the
+// speakers) would otherwise be lost, the next reconcile finding the object
+// there.
+func (r *Reconciler) madeUnanswered(ctx context.Context, p *plan.Plan, changes []apply.Change) []apply.Change {
+	var out []apply.Change
+	for _, e := range p.OnCreate {
+		want, ok := e.Regarding.(*unstructured.Unstructured)
+		if !ok || slices.ContainsFunc(changes, func(c apply.Change) bool { return objects.KeyOf(c.Object) == objects.KeyOf(want) }) {
+			continue
+		}
+		// Listed by name: the operator may list its namespace's Secrets, not get them.
+		live := &unstructured.UnstructuredList{}
+		live.SetGroupVersionKind(want.GroupVersionKind().GroupVersion().WithKind(want.GetKind() + "List"))
+		err := r.apiReader.List(ctx, live, client.InNamespace(want.GetNamespace()), client.MatchingFields{"metadata.name": want.GetName()})
+		if err != nil || len(live.Items) == 0 {
+			continue // not made, or not readable now: the next reconcile tries again
+		}
+		if reflect.DeepEqual(live.Items[0].Object["data"], want.Object["data"]) {
+			out = append(out, apply.Change{Object: want, Created: true})
+		}
+	}
+	return out
 }
 
 // tell gives the Events of a reconcile: the transitions, the OnCreate Events

@@ -1,10 +1,15 @@
 package metallb
 
 import (
+	"bytes"
 	"errors"
+	"io"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -301,4 +306,88 @@ func (m *moduleEnv) appliedSpec(t *testing.T) string {
 		return ""
 	}
 	return string(obj.Status.AppliedSpec.Raw)
+}
+
+// The Events that ask the user to act arrive though the API server fails
+// each with a server error first (client-go's recorder would drop them):
+// the operator tries their writes again (transient.RetryEventWrites).
+// Counted from the API server: MemberlistKeyRegenerated, after the
+// memberlist Secret is deleted, and RenderingRefused.
+func TestEventsAskingToActArriveThroughServerErrors(t *testing.T) {
+	t.Parallel()
+	m := newModuleEnv(t, testenv.Options{})
+	var failed atomic.Int64
+	m.transports = append(m.transports, func(rt http.RoundTripper) http.RoundTripper { return eventsFirstTryFails(rt, &failed) })
+	m.run(t, testOptions())
+	m.create(t, filepath.Join("manifests", "testdata", "scenarios", "upstream-operator-object.yaml"))
+	m.waitDegraded(t, clusterObject, isFalse)
+	m.assertMemberlistRestored(t, m.memberlistKey(t))
+	big := strings.Repeat("k", 262144-len("example.com/big"))
+	if err := m.setSpec(t, `speakerConfig: {annotations: {example.com/big: `+big+`}}`); err != nil {
+		t.Fatal(err)
+	}
+	m.waitEvent(t, manifests.DefaultNamespace, manifests.ObjectName, "DegradedTrue", plan.ReasonRenderingRefused+": ")
+	if n := failed.Load(); n < 2 {
+		t.Errorf("%d Event writes failed, want each Event's first", n)
+	}
+}
+
+// The memberlist Secret made again, the answer to its creation lost (the
+// connection reset after the API server made it): the module still tells
+// the user to restart the speakers, reading back what it wrote.
+func TestMemberlistKeyRegeneratedToldThoughTheAnswerIsLost(t *testing.T) {
+	t.Parallel()
+	m := newModuleEnv(t, testenv.Options{})
+	var armed atomic.Bool
+	faults := testenv.NewFaults(testenv.FaultSeed(t), testenv.FaultRates{LoseFirstAnswers: 1})
+	m.transports = append(m.transports, func(rt http.RoundTripper) http.RoundTripper {
+		lose := faults.Wrap(rt)
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if armed.Load() && req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/secrets") {
+				return lose.RoundTrip(req)
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	m.run(t, testOptions())
+	m.create(t, filepath.Join("manifests", "testdata", "scenarios", "upstream-operator-object.yaml"))
+	m.waitDegraded(t, clusterObject, isFalse)
+	armed.Store(true)
+	m.assertMemberlistRestored(t, m.memberlistKey(t))
+	if seen := faults.Seen(); seen.AnswersLost != 1 {
+		t.Errorf("faults seen: %s, want the Secret's creation's answer lost", seen)
+	}
+}
+
+// eventsFirstTryFails answers the first try of each write of an Event (by
+// its method, path and body) with kube-apiserver's 500, and sends the
+// others.
+func eventsFirstTryFails(rt http.RoundTripper, failed *atomic.Int64) http.RoundTripper {
+	var mu sync.Mutex
+	tried := map[string]bool{}
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if req.Method == http.MethodGet || !isEventPath(req.URL.Path) {
+			return rt.RoundTrip(req)
+		}
+		var body []byte
+		if req.Body != nil {
+			var err error
+			if body, err = io.ReadAll(req.Body); err != nil {
+				return nil, err
+			}
+			req.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		key := req.Method + " " + req.URL.Path + " " + string(body)
+		mu.Lock()
+		first := !tried[key]
+		tried[key] = true
+		mu.Unlock()
+		if !first {
+			return rt.RoundTrip(req)
+		}
+		failed.Add(1)
+		status := `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"InternalError","code":500,"message":"injected"}`
+		return &http.Response{StatusCode: http.StatusInternalServerError, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(status)), Request: req}, nil
+	})
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 	"github.com/bmlb/cluster-network-operator/pkg/tlsprofile"
+	"github.com/bmlb/cluster-network-operator/pkg/transient"
 )
 
 func init() {
@@ -65,9 +66,11 @@ type moduleEnv struct {
 	// metadata only with " (metadata)".
 	watches map[string]int
 	events  atomic.Int64
-	// faults, when set before run, are injected into the module's requests.
-	faults *testenv.Faults
-	stop   func()
+	// faults, when set before run, are injected into the module's requests
+	// but its Events' writes; transports, set before run, wrap them too.
+	faults     *testenv.Faults
+	transports []func(http.RoundTripper) http.RoundTripper
+	stop       func()
 	// serving is the profile of the operator's own TLS endpoints, which the
 	// module sets.
 	serving *tlsprofile.Serving
@@ -144,16 +147,11 @@ func (m *moduleEnv) run(t testing.TB, opts Options) {
 	if m.faults != nil {
 		cfg.Wrap(m.sparingEvents) // inside the count: every attempt counts
 	}
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			if req.Method != http.MethodGet {
-				m.countWrite(req)
-			} else if req.URL.Query().Get("watch") == "true" {
-				m.countWatch(req)
-			}
-			return rt.RoundTrip(req)
-		})
-	})
+	for _, wrap := range m.transports {
+		cfg.Wrap(wrap)
+	}
+	cfg.Wrap(transient.RetryEventWrites) // as the operator's manager does
+	cfg.Wrap(m.counting)
 	mo := ctrl.Options{
 		Scheme:                 testScheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -194,6 +192,18 @@ func (m *moduleEnv) run(t testing.TB, opts Options) {
 		}
 	}
 	t.Cleanup(m.stop)
+}
+
+// counting counts the module's writes and watches.
+func (m *moduleEnv) counting(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if req.Method != http.MethodGet {
+			m.countWrite(req)
+		} else if req.URL.Query().Get("watch") == "true" {
+			m.countWatch(req)
+		}
+		return rt.RoundTrip(req)
+	})
 }
 
 func (m *moduleEnv) countWrite(req *http.Request) {

@@ -116,7 +116,7 @@ func add(ctx context.Context, mgr ctrl.Manager, opts Options, inv manifests.Inve
 	if r.maintenance, err = maintenance.Add(mgr, opts.Namespace, r.maintenanceChanged); err != nil {
 		return nil, err
 	}
-	r.controller, err = r.watches(ctrl.NewControllerManagedBy(mgr)).Build(r)
+	r.controller, err = r.watches(ctrl.NewControllerManagedBy(mgr)).WithOptions(controller.Options{RateLimiter: transient.RateLimiter()}).Build(r)
 	return r, err
 }
 
@@ -164,6 +164,9 @@ func (r *Reconciler) reconcile(ctx context.Context) (reconcile.Result, time.Dura
 		r.maintenance.SetScope(*p.Maintenance)
 	}
 	changes, err := r.write(ctx, s, p)
+	if err != nil {
+		changes = append(changes, r.madeUnanswered(ctx, p, changes)...)
+	}
 	report := p.Report(err)
 	held, publishErr := r.publish(ctx, s, p, report, changes)
 	err = errors.Join(p.Failed(err), publishErr)

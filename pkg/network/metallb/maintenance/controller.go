@@ -24,6 +24,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/maintenance/decide"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
+	"github.com/bmlb/cluster-network-operator/pkg/transient"
 )
 
 // FieldManager owns the label and the mark maintenance puts on a node, and
@@ -66,6 +67,7 @@ func Add(mgr ctrl.Manager, namespace string, reported func()) (*Reconciler, erro
 		WatchesRawSource(source.Channel(r.recheck, handler.TypedEnqueueRequestsFromMapFunc(func(context.Context, struct{}) []reconcile.Request {
 			return []reconcile.Request{request}
 		}))).
+		WithOptions(controller.Options{RateLimiter: transient.RateLimiter()}).
 		Build(r)
 	return r, err
 }

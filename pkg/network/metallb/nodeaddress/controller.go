@@ -22,6 +22,7 @@ import (
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress/decide"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
+	"github.com/bmlb/cluster-network-operator/pkg/transient"
 )
 
 // FieldManager owns what the mode writes in Services' status, and nothing
@@ -75,7 +76,7 @@ func add(mgr ctrl.Manager) (*Reconciler, error) {
 	// Started and stopped with the mode, so its name is not checked for
 	// uniqueness.
 	r.controller = controller.Options{Reconciler: r, Logger: mgr.GetLogger(), SkipNameValidation: new(true),
-		UsePriorityQueue: mgr.GetControllerOptions().UsePriorityQueue}
+		UsePriorityQueue: mgr.GetControllerOptions().UsePriorityQueue, RateLimiter: transient.RateLimiter()}
 	return r, mgr.Add(r)
 }
 
