@@ -278,3 +278,59 @@ func waitStopped(pid int) error {
 		return true, nil
 	})
 }
+
+// RestartAPIServer stops kube-apiserver (SIGTERM, as a control plane node's
+// restart does) and starts it again on the same port, with the same
+// certificates, flags and etcd: until it is back its clients' connections
+// are refused, and their watches end.
+func (e *Env) RestartAPIServer() error {
+	if e.plane == nil {
+		return fmt.Errorf("no kube-apiserver in this environment")
+	}
+	s := e.plane.APIServer
+	return e.restart("kube-apiserver", s.Path, "--cert-dir="+s.CertDir, s.Stop, func(log *os.File) { s.Out, s.Err = log, log }, s.Start)
+}
+
+// RestartEtcd stops etcd and starts it again, at the same address and with
+// its data: kube-apiserver's requests fail until it is back, and its watches
+// of etcd start again.
+func (e *Env) RestartEtcd() error {
+	if e.plane == nil {
+		return fmt.Errorf("no etcd in this environment")
+	}
+	d := e.plane.Etcd
+	return e.restart("etcd", d.Path, "--data-dir="+d.DataDir, d.Stop, func(log *os.File) { d.Out, d.Err = log, log }, d.Start)
+}
+
+// restart stops a component of envtest's control plane, which kills what
+// does not stop within stopGrace (kube-apiserver draining its clients'
+// requests may take longer), waits until its process (binary with arg) is
+// gone, and starts it again, writing to its log as before.
+func (e *Env) restart(name, binary, arg string, stop func() error, setLog func(*os.File), start func() error) error {
+	_ = stop() // a kill after stopGrace is said as an error: the process is gone either way
+	if err := e.waitGone(binary, arg); err != nil {
+		return err
+	}
+	log, err := os.OpenFile(e.logFile(name), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	defer log.Close() // the process has its own copy once started
+	setLog(log)
+	if err := start(); err != nil {
+		return fmt.Errorf("starting %s again: %w\n%s", name, err, TailFile(e.logFile(name), 30))
+	}
+	return nil
+}
+
+// waitGone waits until no process of binary runs with arg: a process envtest
+// stopped or killed has left its ports.
+func (e *Env) waitGone(binary, arg string) error {
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, stopWait, true, func(context.Context) (bool, error) {
+		return len(findProcesses(func(args []string) bool { return args[0] == binary && slices.Contains(args, arg) })) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s %s still runs %s after it was stopped", filepath.Base(binary), arg, stopWait)
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -15,7 +16,13 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 )
 
 func TestStopLeavesNoProcessesPortsOrFiles(t *testing.T) {
@@ -191,5 +198,48 @@ func TestAddressAndPause(t *testing.T) {
 	}
 	if err := e.exists("/api/v1/namespaces/default"); err != nil {
 		t.Errorf("after resuming: %v", err)
+	}
+}
+
+// kube-apiserver restarted, then etcd: what was written is kept, the same
+// client (its credentials, the server's certificate) works again, and an
+// informer's cache catches up with what changed meanwhile.
+func TestRestartsKeepTheCluster(t *testing.T) {
+	e := New(t, Options{})
+	client := kubernetes.NewForConfigOrDie(e.Config)
+	cms := client.CoreV1().ConfigMaps(metav1.NamespaceDefault)
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(metav1.NamespaceDefault))
+	informer := factory.Core().V1().ConfigMaps().Informer()
+	factory.Start(t.Context().Done())
+	t.Cleanup(factory.Shutdown)
+	if !cache.WaitForCacheSync(t.Context().Done(), informer.HasSynced) {
+		t.Fatal("the informer did not sync")
+	}
+	for i, restart := range []func() error{e.RestartAPIServer, e.RestartEtcd} {
+		name := fmt.Sprintf("before-%d", i)
+		if _, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := restart(); err != nil {
+			t.Fatal(err)
+		}
+		after := fmt.Sprintf("after-%d", i)
+		err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: after}}, metav1.CreateOptions{})
+			return err == nil, nil
+		})
+		if err != nil {
+			t.Fatalf("restart %d: the client did not write again within a minute", i)
+		}
+		if _, err := cms.Get(t.Context(), name, metav1.GetOptions{}); err != nil {
+			t.Errorf("restart %d: %s is gone: %v", i, name, err)
+		}
+		err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			_, exists, _ := informer.GetStore().GetByKey(metav1.NamespaceDefault + "/" + after)
+			return exists, nil
+		})
+		if err != nil {
+			t.Errorf("restart %d: the informer did not see %s within a minute", i, after)
+		}
 	}
 }

@@ -69,13 +69,7 @@ var updatedMessage = regexp.MustCompile(`speaker: (\d+) of 50 nodes updated`)
 // release B, restarting the module when the number of updated speakers
 // reaches each of restartAt.
 func upgradeStory(t *testing.T, m *moduleEnv, maxUnavailable intstr.IntOrString, restartAt []int) {
-	obj := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName},
-		Spec: v1beta1.MetalLBSpec{SpeakerConfig: &v1beta1.SpeakerConfig{MaxUnavailable: &maxUnavailable}}}
-	if err := m.client.Create(t.Context(), obj); err != nil {
-		t.Fatal(err)
-	}
-	m.waitStatus(t, "A", m.within(time.Minute))
-	key := m.memberlistKey(t)
+	key := m.runningA(t, maxUnavailable)
 	down, err := intstr.GetScaledValueFromIntOrPercent(&maxUnavailable, upgradeNodes, true)
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +95,19 @@ func upgradeStory(t *testing.T, m *moduleEnv, maxUnavailable intstr.IntOrString,
 	if len(w.restarts) > 0 {
 		t.Errorf("the upgrade finished before the restarts at %v updated speakers", w.restarts)
 	}
+}
+
+// runningA creates the MetalLB object with maxUnavailable, waits until
+// release A runs, and returns its memberlist key.
+func (m *moduleEnv) runningA(t *testing.T, maxUnavailable intstr.IntOrString) string {
+	t.Helper()
+	obj := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName},
+		Spec: v1beta1.MetalLBSpec{SpeakerConfig: &v1beta1.SpeakerConfig{MaxUnavailable: &maxUnavailable}}}
+	if err := m.client.Create(t.Context(), obj); err != nil {
+		t.Fatal(err)
+	}
+	m.waitStatus(t, "A", m.within(time.Minute))
+	return m.memberlistKey(t)
 }
 
 // follow follows the upgrade to version until the MetalLB object reports it,
