@@ -33,7 +33,7 @@ export TESTENV_TOOLS_PATH := $(shell hack/tools.sh path)
 CONTROLLER_GEN = $(shell hack/tools.sh path | tr : '\n' | grep controller-tools)/controller-gen
 PROMTOOL = $(shell hack/tools.sh path | tr : '\n' | grep /prometheus-v)/promtool
 
-.PHONY: all build build-operator tools test test-unit test-integration test-e2e test-faults failover-figures soak verify generate-verify bench demo clean update-bindata generate debian-packages
+.PHONY: all build build-operator tools test test-unit test-integration test-e2e test-faults test-crashes failover-figures soak verify generate-verify bench demo clean update-bindata generate debian-packages
 
 all: build
 
@@ -91,6 +91,18 @@ test-faults: tools
 	while [ $$(date +%s) -lt $$end ]; do \
 		FAULT_SEED=random $(GO) test $(TESTFLAGS) -run TestStoriesUnderFaults ./pkg/network/metallb/ || exit 1; \
 	done
+
+## test-crashes: the crash stories (test/e2e/crash_test.go) with the operator
+## killed after every one of its writes, not the sample make test kills it
+## after: a control plane for each kill, CRASH_PARALLEL stories at once (hours).
+## CRASH_STORIES picks stories (a regexp of Activation, Upgrade, Adoption,
+## BackendSwitch, Deactivation), CRASH_FROM the first write to kill after.
+CRASH_PARALLEL ?= 2
+CRASH_STORIES ?= .*
+CRASH_FROM ?= 1
+test-crashes: tools
+	$(RECAP) $(GO) test $(TESTFLAGS) -json -timeout 8h -parallel $(CRASH_PARALLEL) -run '^TestCrash($(CRASH_STORIES))$$' ./test/e2e/ \
+		-args -crash-every -crash-from $(CRASH_FROM)
 
 ## update-bindata: copy MetalLB's CRDs and native manifest from the pinned release.
 update-bindata:

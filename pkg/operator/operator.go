@@ -182,6 +182,7 @@ func loadConfig(path string) (*rest.Config, error) {
 	// Responses gzipped for a client in the same cluster cost the API server
 	// CPU, and the operator a 32 KiB window for every watch it holds open.
 	cfg.DisableCompression = true
+	cfg.Dial = transient.PatientDial(cfg.Dial)
 	return cfg, nil
 }
 

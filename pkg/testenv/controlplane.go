@@ -280,15 +280,19 @@ func waitStopped(pid int) error {
 }
 
 // RestartAPIServer stops kube-apiserver (SIGTERM, as a control plane node's
-// restart does) and starts it again on the same port, with the same
-// certificates, flags and etcd: until it is back its clients' connections
-// are refused, and their watches end.
-func (e *Env) RestartAPIServer() error {
+// restart does), leaves it down for down, and starts it again on the same
+// port, with the same certificates, flags and etcd: until it is back its
+// clients' connections are refused, and their watches end.
+func (e *Env) RestartAPIServer(down time.Duration) error {
 	if e.plane == nil {
 		return fmt.Errorf("no kube-apiserver in this environment")
 	}
 	s := e.plane.APIServer
-	return e.restart("kube-apiserver", s.Path, "--cert-dir="+s.CertDir, s.Stop, func(log *os.File) { s.Out, s.Err = log, log }, s.Start)
+	start := func() error {
+		<-time.After(down) // the outage is the fault injected
+		return s.Start()
+	}
+	return e.restart("kube-apiserver", s.Path, "--cert-dir="+s.CertDir, s.Stop, func(log *os.File) { s.Out, s.Err = log, log }, start)
 }
 
 // RestartEtcd stops etcd and starts it again, at the same address and with

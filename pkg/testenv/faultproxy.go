@@ -15,11 +15,19 @@ import (
 
 // ServeWithFaults serves, on loopback, the API server of a kubeconfig to a
 // client of another process (the operator's binary), with f's faults in its
-// requests, and returns the kubeconfig of that client: plain HTTP and no
-// credentials, the proxy making every request as the kubeconfig's user. A
-// request failed with a lost connection loses the client's. It stops with
-// the test.
+// requests, and returns the kubeconfig of that client (ServeThrough).
 func ServeWithFaults(t testing.TB, kubeconfig string, f *Faults) string {
+	t.Helper()
+	return ServeThrough(t, kubeconfig, f.Wrap)
+}
+
+// ServeThrough serves, on loopback, the API server of a kubeconfig to a
+// client of another process, its requests made through wrap's round
+// tripper, and returns the kubeconfig of that client: plain HTTP and no
+// credentials, the proxy making every request as the kubeconfig's user. A
+// request that failed (a lost connection injected, or the API server lost)
+// loses the client's connection. It stops with the test.
+func ServeThrough(t testing.TB, kubeconfig string, wrap func(http.RoundTripper) http.RoundTripper) string {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
@@ -35,14 +43,14 @@ func ServeWithFaults(t testing.TB, kubeconfig string, f *Faults) string {
 	}
 	proxy := &httputil.ReverseProxy{
 		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(upstream) },
-		Transport:     f.Wrap(rt),
+		Transport:     wrap(rt),
 		FlushInterval: -1, // a watch's events as they come
 		ErrorHandler:  dropConnection,
 	}
 	server := httptest.NewServer(proxy)
 	t.Cleanup(server.Close)
 
-	file := filepath.Join(t.TempDir(), "faults.kubeconfig")
+	file := filepath.Join(t.TempDir(), "proxy.kubeconfig")
 	if err := WriteKubeconfig(file, &clientcmdapi.Cluster{Server: server.URL}, &clientcmdapi.AuthInfo{}); err != nil {
 		t.Fatal(err)
 	}

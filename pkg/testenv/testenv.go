@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"net/http"
 	"os"
@@ -240,6 +241,13 @@ leaderElection:
 	return p.waitFor(startTimeout, p.upFor(time.Second))
 }
 
+// podReadyAgain is a kwok stage beside those of kwok's release: a running pod
+// marked not ready by kube-controller-manager is made ready again, as its
+// node's kubelet would report it once the node is back.
+//
+//go:embed kwok/pod-ready-again.yaml
+var podReadyAgain []byte
+
 func (e *Env) startKwok(ignorePods string) error {
 	bin, err := Binary("kwok")
 	if err != nil {
@@ -249,8 +257,12 @@ func (e *Env) startKwok(ignorePods string) error {
 	if err != nil {
 		return err
 	}
+	readyAgain := filepath.Join(e.Dir, "kwok-pod-ready-again.yaml")
+	if err := os.WriteFile(readyAgain, podReadyAgain, 0o600); err != nil {
+		return err
+	}
 	args := []string{"--kubeconfig=" + kubeconfig,
-		"--config=" + filepath.Join(filepath.Dir(bin), "kwok-stages.yaml"),
+		"--config=" + filepath.Join(filepath.Dir(bin), "kwok-stages.yaml"), "--config=" + readyAgain,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 		"--node-lease-duration-seconds=40",

@@ -215,7 +215,7 @@ func TestRestartsKeepTheCluster(t *testing.T) {
 	if !cache.WaitForCacheSync(t.Context().Done(), informer.HasSynced) {
 		t.Fatal("the informer did not sync")
 	}
-	for i, restart := range []func() error{e.RestartAPIServer, e.RestartEtcd} {
+	for i, restart := range []func() error{func() error { return e.RestartAPIServer(0) }, e.RestartEtcd} {
 		name := fmt.Sprintf("before-%d", i)
 		if _, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)

@@ -4,5 +4,7 @@
 // start that would otherwise exit on one 500 (Retry), the question whether
 // the API server serves a kind (Served), the writes of Events, which
 // client-go's recorder would drop (RetryEventWrites), and the reconciles of
-// the operator's controllers, at most MaxFailureBackoff apart (RateLimiter).
+// the operator's controllers, at most MaxFailureBackoff apart (RateLimiter);
+// and it waits in the dial while the API server refuses connections
+// (PatientDial), rather than failing requests whose retries back off.
 package transient

@@ -130,6 +130,13 @@ func stringAt(obj map[string]any, path ...string) string {
 // here, not a kubectl process.
 func applyOnceServed(t *testing.T, env *testenv.Env, file string) {
 	t.Helper()
+	applyOnceServedAfter(t, env, file, func() {})
+}
+
+// applyOnceServedAfter is applyOnceServed, calling first once the API
+// server takes the objects, right before they are applied.
+func applyOnceServedAfter(t *testing.T, env *testenv.Env, file string, first func()) {
+	t.Helper()
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -159,6 +166,7 @@ func applyOnceServed(t *testing.T, env *testenv.Env, file string) {
 	if err != nil {
 		t.Fatalf("the API server never took %s: %v", file, refused)
 	}
+	first()
 	var out string
 	err = wait.PollUntilContextTimeout(t.Context(), kubectlPoll, 30*time.Second, true, func(context.Context) (bool, error) {
 		out, err = kubectlErr(env, "apply", "-f", file)

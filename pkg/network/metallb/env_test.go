@@ -152,6 +152,7 @@ func (m *moduleEnv) run(t testing.TB, opts Options) {
 	}
 	cfg.Wrap(transient.RetryEventWrites) // as the operator's manager does
 	cfg.Wrap(m.counting)
+	cfg.Dial = transient.PatientDial(nil) // as the operator's configuration does
 	mo := ctrl.Options{
 		Scheme:                 testScheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},

@@ -32,7 +32,7 @@ const upgradeNodes = 50
 // version reported only once the last node runs it, and the memberlist key
 // untouched. What the operator does is asserted strictly (checkDaemonSet,
 // checkSpeakersAfterController, assertAllSpeakers); the pace the DaemonSet
-// controller keeps, within the bound prematureSyncs explains.
+// controller keeps, within the bound testenv.PrematureSyncs explains.
 func TestUpgrade(t *testing.T) {
 	t.Parallel()
 	for _, maxUnavailable := range []string{"1", "10%"} {
@@ -86,12 +86,7 @@ func upgradeStory(t *testing.T, m *moduleEnv, maxUnavailable intstr.IntOrString,
 	if got := m.memberlistKey(t); got != key {
 		t.Error("the memberlist key changed during the upgrade")
 	}
-	if m.faults == nil {
-		// Under faults a rollout of seconds can end before any write of its
-		// progress gets through (each failure backs the reconciles off):
-		// those stories are about convergence and a version never early.
-		assertProgressReported(t, w.progress)
-	}
+	assertProgressReported(t, w.progress, w.progressAt)
 	if len(w.restarts) > 0 {
 		t.Errorf("the upgrade finished before the restarts at %v updated speakers", w.restarts)
 	}
@@ -144,8 +139,9 @@ func (w *upgradeWatch) follow(t *testing.T, m *moduleEnv, version string) {
 // reported records the progress a MetalLB object tells and whether it
 // reports version.
 func (w *upgradeWatch) reported(o *v1beta1.MetalLB, version string) bool {
-	if c := meta.FindStatusCondition(o.Status.Conditions, status.Progressing); c != nil && c.Status == metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(o.Status.Conditions, status.Progressing); c != nil && c.Status == metav1.ConditionTrue && !w.progress[c.Message] {
 		w.progress[c.Message] = true
+		w.progressAt = append(w.progressAt, time.Now())
 	}
 	return o.Status.Version == version
 }
@@ -165,9 +161,20 @@ func (w *upgradeWatch) restartAt(t *testing.T, m *moduleEnv, version string) {
 	m.run(t, releaseOptions(version))
 }
 
-// assertProgressReported checks that Progressing told how far the speakers were.
-func assertProgressReported(t *testing.T, messages map[string]bool) {
+// progressGap bounds the time between two reports of a rollout's progress,
+// faults or not: a progress write is due every ProgressEvery, and a failed
+// one is tried again within transient.MaxFailureBackoff.
+const progressGap = 3 * ProgressEvery
+
+// assertProgressReported checks that Progressing told how far the speakers
+// were, each new message within progressGap of the one before.
+func assertProgressReported(t *testing.T, messages map[string]bool, at []time.Time) {
 	t.Helper()
+	for i := 1; i < len(at); i++ {
+		if gap := at[i].Sub(at[i-1]); gap > progressGap {
+			t.Errorf("the rollout's progress went unreported for %s (message %d of %d); want at most %s", gap.Round(time.Millisecond), i+1, len(at), progressGap)
+		}
+	}
 	partial := 0
 	for msg := range messages {
 		if m := updatedMessage.FindStringSubmatch(msg); m != nil && m[1] != "0" && m[1] != "50" {
@@ -236,6 +243,7 @@ type upgradeWatch struct {
 	maxUnavailable             intstr.IntOrString
 	restarts                   []int           // updated speakers at which to restart the module
 	progress                   map[string]bool // Progressing messages seen
+	progressAt                 []time.Time     // when each was first seen
 	maxDown                    int             // most nodes seen without a ready speaker
 	downAt                     string          // what their pods went through, then
 }
@@ -358,30 +366,14 @@ func (w *upgradeWatch) recordDown() {
 	}
 }
 
-// prematureSyncs bounds how far the DaemonSet controller runs ahead of
-// maxUnavailable. It acts on its informer cache, guarded by expectations that
-// count deletions without naming the pods, and it counts a deletion observed
-// on every update of a terminating pod as well as on its removal
-// (kubernetes/kubernetes#77773): the late removals of one batch can so
-// satisfy the expectation of the next before its cache shows that batch
-// terminating, and a sync that runs then counts those pods as available and
-// deletes up to maxUnavailable more. Each such premature sync takes down at
-// most one more batch; it takes an informer that lags, as on this 2-core
-// machine running two packages' control planes at once, and two nodes more
-// than maxUnavailable were the most seen (7 down at maxUnavailable 5). The
-// strict bound holds where the control plane is light: see
-// TestDaemonSetRollingUpdateOnKwokNodes. The operator's part, one change to
-// the DaemonSet with its maxUnavailable, checkDaemonSet asserts strictly.
-const prematureSyncs = 2
-
 // assertPace checks that the speakers were replaced at the DaemonSet's pace.
 func (w *upgradeWatch) assertPace(t *testing.T, maxUnavailable int) {
 	t.Helper()
 	if w.maxDown == 0 {
 		t.Fatal("no node was ever without a ready speaker: the watch saw no speaker replaced")
 	}
-	if bound := maxUnavailable * (1 + prematureSyncs); w.maxDown > bound {
-		t.Errorf("%d nodes were without a ready speaker at once, maxUnavailable %d (at most %d allowed for the DaemonSet controller, see prematureSyncs); their pods:\n%s",
+	if bound := testenv.PaceBound(maxUnavailable); w.maxDown > bound {
+		t.Errorf("%d nodes were without a ready speaker at once, maxUnavailable %d (at most %d allowed for the DaemonSet controller, see testenv.PrematureSyncs); their pods:\n%s",
 			w.maxDown, maxUnavailable, bound, w.downAt)
 	}
 	t.Logf("at most %d nodes were without a ready speaker at once (maxUnavailable %d)", w.maxDown, maxUnavailable)

@@ -46,6 +46,18 @@ func (r *RenderingRefused) Error() string {
 // Failed joins planning's failure with act's error.
 func (p *Plan) Failed(actErr error) error { return errors.Join(p.failure, actErr) }
 
+// metallbVersion is the version the MetalLB object reports: the version
+// tracked, but none while the object's first rollout is in flight. Tracking
+// reports the release as soon as no workload is wanted (the ClusterOperator
+// must, inactive or not), so that on activation it holds the release before
+// any speaker runs it, where the object has never reported a version.
+func metallbVersion(reported string, t status.Tracking) string {
+	if reported == "" && t.InFlight() {
+		return ""
+	}
+	return t.Version
+}
+
 // metallbStatus returns the MetalLB object's status as it should be, or nil
 // when it already is, so that an idle cluster sees no writes. The spec is
 // recorded as applied unless act found its rendering refused (applied false).
@@ -57,7 +69,7 @@ func (p *Plan) metallbStatus(cs status.Conditions, applied bool) *v1beta1.MetalL
 	s := obj.Status.DeepCopy()
 	s.ObservedGeneration = obj.Generation
 	cs.ApplyTo(&s.Conditions, obj.Generation, p.now)
-	s.Version = p.tracking.Version
+	s.Version = metallbVersion(obj.Status.Version, p.tracking)
 	if p.specValid && applied && !sameSpec(s.AppliedSpec, &obj.Spec) {
 		s.AppliedSpec = appliedSpec(&obj.Spec)
 	}

@@ -45,3 +45,27 @@ func TestMayBeHung(t *testing.T) {
 		})
 	}
 }
+
+// The MetalLB object reports a release only once every workload ran it: on
+// activation the tracking holds the release from before, when nothing was
+// wanted (as the ClusterOperator reports it), and the object must not show it.
+func TestMetalLBVersion(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		reported string
+		tracking status.Tracking
+		want     string
+	}{
+		{"activation in flight", "", status.Tracking{Version: "A", Target: "A"}, ""},
+		{"activation done", "", status.Tracking{Version: "A"}, "A"},
+		{"upgrade in flight", "A", status.Tracking{Version: "A", Target: "B"}, "A"},
+		{"upgrade done", "A", status.Tracking{Version: "B"}, "B"},
+		{"a spec change in flight", "A", status.Tracking{Version: "A", Target: "A"}, "A"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := metallbVersion(c.reported, c.tracking); got != c.want {
+				t.Errorf("metallbVersion(%q, %+v) = %q, want %q", c.reported, c.tracking, got, c.want)
+			}
+		})
+	}
+}
