@@ -40,7 +40,10 @@ var writeVerbs = []string{"create", "update", "patch", "delete", "deletecollecti
 
 // IsWrite tells whether the request asked to change something, whether or
 // not the API server refused it.
-func (r Request) IsWrite() bool { return slices.Contains(writeVerbs, r.Verb) }
+func (r Request) IsWrite() bool { return IsWriteVerb(r.Verb) }
+
+// IsWriteVerb tells whether an API verb changes what the API server stores.
+func IsWriteVerb(verb string) bool { return slices.Contains(writeVerbs, verb) }
 
 // auditEvent is what ReadAudit reads of an event of the audit log.
 type auditEvent struct {

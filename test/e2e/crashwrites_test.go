@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 )
 
@@ -56,7 +58,7 @@ func (c *crashWrites) wrap(next http.RoundTripper) http.RoundTripper {
 			return nil, req.Context().Err()
 		}
 		info, err := apiRequests.NewRequestInfo(req)
-		if err != nil || !isWriteVerb(info.Verb) {
+		if err != nil || !testenv.IsWriteVerb(info.Verb) {
 			return next.RoundTrip(req)
 		}
 		resp, err := next.RoundTrip(req)
@@ -153,14 +155,6 @@ func (c *crashWrites) deletesOf(resources ...string) []string {
 		}
 	}
 	return found
-}
-
-func isWriteVerb(verb string) bool {
-	switch verb {
-	case "create", "update", "patch", "delete", "deletecollection":
-		return true
-	}
-	return false
 }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)
