@@ -20,7 +20,7 @@
 // controller alone: one such rollout varies by a third from run to run, so
 // the upgrade is compared with the mean of the two.
 //
-// It exits 1 when a goal is missed: more than 100 writes (its Lease's renewals
+// It exits 1 when a goal is missed: more than 50 writes (its Lease's renewals
 // aside), more than 5 CPU-seconds, the operator's upgrade over 1.1 times the
 // DaemonSet controller's rollouts, the version reported more than 1 s after the
 // last speaker was available, or more speakers unavailable at once than

@@ -15,8 +15,8 @@ import (
 )
 
 // quietFor is how long the operator must have written nothing for its
-// writes to be counted: longer than it holds back a rollout's progress.
-const quietFor = metallb.ProgressEvery + 2*time.Second
+// writes to be counted.
+const quietFor = metallb.QuietAfter
 
 // writes counts the operator's writes by verb and kind, those refused apart,
 // its Lease's renewals aside.

@@ -8,11 +8,16 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Objects are written in waves of those that need none of each other: an
-// activation's ServiceAccounts, roles, ConfigMaps, Secrets and Services at
-// once, then the bindings and the workloads, which need them.
-// everyPod, after a NetworkPolicy's kind, makes its podSelector empty.
-const everyPod = ":every-pod"
+// Objects are written in waves of those that need none of each other, the
+// workloads and what they need first: an activation's ServiceAccounts,
+// ConfigMaps and Secrets at once, then the workloads, then the rest.
+// everyPod, after a NetworkPolicy's kind, makes its podSelector empty; scc,
+// after a Role's, has it grant the use of an SCC, and after a RoleBinding's,
+// binds that Role.
+const (
+	everyPod = ":every-pod"
+	scc      = ":scc"
+)
 
 func TestWaves(t *testing.T) {
 	for _, c := range []struct {
@@ -28,8 +33,12 @@ func TestWaves(t *testing.T) {
 				"rbac.authorization.k8s.io/v1/RoleBinding", "rbac.authorization.k8s.io/v1/ClusterRoleBinding",
 				"v1/ConfigMap", "v1/Secret", "v1/Service", "apps/v1/Deployment", "apps/v1/DaemonSet",
 				"admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration"},
-			"Namespace|CustomResourceDefinition CustomResourceDefinition|ServiceAccount Role ClusterRole ConfigMap Secret Service|" +
-				"RoleBinding ClusterRoleBinding Deployment DaemonSet|ValidatingWebhookConfiguration"},
+			"Namespace|CustomResourceDefinition CustomResourceDefinition|ServiceAccount ConfigMap Secret|Deployment DaemonSet|" +
+				"Role ClusterRole Service|RoleBinding ClusterRoleBinding|ValidatingWebhookConfiguration"},
+		{"on OpenShift, a workload after the binding that lets it use its SCC (and every role, as a binding may need any), not after another binding",
+			[]string{"v1/ServiceAccount", "rbac.authorization.k8s.io/v1/Role", "rbac.authorization.k8s.io/v1/Role" + scc,
+				"rbac.authorization.k8s.io/v1/RoleBinding", "rbac.authorization.k8s.io/v1/RoleBinding" + scc, "apps/v1/DaemonSet"},
+			"ServiceAccount Role Role|RoleBinding|DaemonSet|RoleBinding"},
 		{"frr-k8s's RBAC, then MetalLB's: each binding after its role only",
 			[]string{"rbac.authorization.k8s.io/v1/Role", "rbac.authorization.k8s.io/v1/RoleBinding",
 				"rbac.authorization.k8s.io/v1/Role", "rbac.authorization.k8s.io/v1/RoleBinding"},
@@ -37,7 +46,7 @@ func TestWaves(t *testing.T) {
 		{"a binding waits for a ClusterRole", []string{"rbac.authorization.k8s.io/v1/ClusterRole", "rbac.authorization.k8s.io/v1/RoleBinding"},
 			"ClusterRole|RoleBinding"},
 		{"a workload waits for its ServiceAccount", []string{"v1/ServiceAccount", "apps/v1/DaemonSet"}, "ServiceAccount|DaemonSet"},
-		{"a workload beside a Service it does not need", []string{"v1/Service", "apps/v1/Deployment"}, "Service Deployment"},
+		{"a workload before a Service it does not need", []string{"v1/Service", "apps/v1/Deployment"}, "Deployment|Service"},
 		{"a kind not known stands alone", []string{"v1/Secret", "example.com/v1/Widget", "v1/Secret"}, "Secret|Widget|Secret"},
 		{"a default deny after the allow-lists before it", []string{"networking.k8s.io/v1/NetworkPolicy",
 			"networking.k8s.io/v1/NetworkPolicy", "networking.k8s.io/v1/NetworkPolicy" + everyPod, "v1/Service"},
@@ -72,10 +81,21 @@ func TestWaves(t *testing.T) {
 // on a NetworkPolicy's kind for an empty podSelector.
 func objectOfKind(k string) *unstructured.Unstructured {
 	k, all := strings.CutSuffix(k, everyPod)
+	k, grant := strings.CutSuffix(k, scc)
 	i := strings.LastIndex(k, "/")
 	o := &unstructured.Unstructured{}
 	o.SetAPIVersion(k[:i])
 	o.SetKind(k[i+1:])
+	switch {
+	case grant && o.GetKind() == "Role":
+		o.SetName("speaker-scc")
+		o.Object["rules"] = []any{map[string]any{"apiGroups": []any{"security.openshift.io"},
+			"resources": []any{"securitycontextconstraints"}, "verbs": []any{"use"}}}
+	case grant && o.GetKind() == "RoleBinding":
+		o.Object["roleRef"] = map[string]any{"kind": "Role", "name": "speaker-scc"}
+	case o.GetKind() == "RoleBinding":
+		o.Object["roleRef"] = map[string]any{"kind": "Role", "name": "pod-lister"}
+	}
 	if o.GetKind() == "NetworkPolicy" {
 		selector := map[string]any{}
 		if !all {

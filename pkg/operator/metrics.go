@@ -18,6 +18,10 @@ import (
 // is what to bind a scraper to.
 // The TLS profile is serving's, set by a module (TLSGoverning).
 func metricsOptions(o Options, serving *tlsprofile.Serving) (metricsserver.Options, error) {
+	if !o.MetricsSecure {
+		// Plain HTTP on loopback (validateMetricsSecure).
+		return metricsserver.Options{BindAddress: o.MetricsAddress, HandlerOpts: uncompressed}, nil
+	}
 	tlsOpts := []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }, serving.Configure}
 	if o.MetricsCertDir != "" {
 		cert, err := newDirCertificate(o.MetricsCertDir)
@@ -33,11 +37,13 @@ func metricsOptions(o Options, serving *tlsprofile.Serving) (metricsserver.Optio
 		// HTTP/1.1 only, as kubebuilder's projects do: HTTP/2's rapid stream
 		// resets (CVE-2023-44487) would let anyone who reaches the port, token
 		// or not, keep the operator busy.
-		TLSOpts: tlsOpts,
-		// Uncompressed: each concurrent scrape asked for gzip took a deflate
-		// writer of some 800 KiB, kept in a pool between scrapes, more than a
-		// tenth of the operator's live heap, for a page of some 100 KiB that
-		// crosses the pod network once every scrape interval.
-		HandlerOpts: []func(*promhttp.HandlerOpts){func(h *promhttp.HandlerOpts) { h.DisableCompression = true }},
+		TLSOpts:     tlsOpts,
+		HandlerOpts: uncompressed,
 	}, nil
 }
+
+// uncompressed: each concurrent scrape asked for gzip took a deflate writer
+// of some 800 KiB, kept in a pool between scrapes, more than a tenth of the
+// operator's live heap, for a page of some 100 KiB that crosses the pod
+// network once every scrape interval.
+var uncompressed = []func(*promhttp.HandlerOpts){func(h *promhttp.HandlerOpts) { h.DisableCompression = true }}

@@ -16,6 +16,9 @@ type Options struct {
 	Kubeconfig        string
 	OperatorNamespace string // where the operator runs and holds its leader Lease
 	MetricsAddress    string
+	// MetricsSecure serves the metrics over HTTPS to an authorized token;
+	// false, plain HTTP to anyone, on a loopback address only.
+	MetricsSecure bool
 	// MetricsCertDir holds the metrics endpoint's certificate, when set
 	// (servingcert.go).
 	MetricsCertDir string
@@ -38,6 +41,7 @@ func DefaultOptions(modules ...Module) Options {
 		Modules:           modules,
 		OperatorNamespace: "cluster-network-operator",
 		MetricsAddress:    ":8443",
+		MetricsSecure:     true,
 		HealthAddress:     ":8081",
 		PprofAddress:      "0",
 		LeaderElect:       true,
@@ -51,6 +55,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means $KUBECONFIG, then the in-cluster service account")
 	fs.StringVar(&o.OperatorNamespace, "operator-namespace", o.OperatorNamespace, "namespace the operator runs in; it holds the leader Lease")
 	fs.StringVar(&o.MetricsAddress, "metrics-bind-address", o.MetricsAddress, `address of the Prometheus metrics endpoint, served over HTTPS to a bearer token allowed get on the non-resource URL /metrics ("0" disables it)`)
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve the metrics over HTTPS to an authorized bearer token; false serves them over plain HTTP to anyone, and is accepted only with a loopback --metrics-bind-address (to measure the operator on one machine)")
 	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir, "directory of the metrics endpoint's certificate (tls.crt, tls.key), served once its files exist and read again when they change; until then, and when empty, a self-signed one")
 	fs.StringVar(&o.HealthAddress, "health-probe-bind-address", o.HealthAddress, `address of the /healthz and /readyz endpoints ("0" disables them)`)
 	fs.StringVar(&o.PprofAddress, "pprof-bind-address", o.PprofAddress, `address of Go's /debug/pprof profiles, plain HTTP with no authentication: bind it to loopback ("0", the default, disables it)`)
@@ -82,6 +87,9 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("%s %q is not host:port or \"0\": %v", flag, addr, err)
 		}
 	}
+	if err := o.validateMetricsSecure(); err != nil {
+		return err
+	}
 	for flag, d := range map[string]time.Duration{"--leader-election-lease-duration": o.LeaseDuration,
 		"--leader-election-renew-deadline": o.RenewDeadline, "--leader-election-retry-period": o.RetryPeriod} {
 		if d < 0 {
@@ -100,6 +108,19 @@ func (o *Options) Validate() error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// validateMetricsSecure refuses plain-HTTP metrics anywhere but on loopback:
+// without authentication, no other host may reach them.
+func (o *Options) validateMetricsSecure() error {
+	if o.MetricsSecure || o.MetricsAddress == "0" {
+		return nil
+	}
+	host, _, _ := net.SplitHostPort(o.MetricsAddress)
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("--metrics-secure=false serves the metrics to anyone: --metrics-bind-address %q must be a loopback address such as 127.0.0.1:8443", o.MetricsAddress)
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func TestTrack(t *testing.T) {
-	const every = 5 * time.Second
+	const refresh = 5 * time.Minute
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	done := func(version string) []Rollout {
 		return []Rollout{
@@ -22,21 +22,21 @@ func TestTrack(t *testing.T) {
 	}
 
 	// A finished at-version rollout reports the version, with nothing in flight.
-	tr := Track(Tracking{}, "A", done("A"), t0, every)
+	tr := Track(Tracking{}, "A", done("A"), t0, refresh)
 	if tr.Version != "A" || tr.InFlight() {
 		t.Fatalf("done at A: %+v", tr)
 	}
 	// Workloads written for B but not yet rolled out: A stays reported.
-	tr = Track(tr, "B", done("A"), t0, every)
+	tr = Track(tr, "B", done("A"), t0, refresh)
 	if tr.Version != "A" || tr.Target != "B" || !tr.Since.Time.Equal(t0) {
 		t.Fatalf("B started: %+v", tr)
 	}
 	// Progress moves LastProgress; the same counts later do not.
-	tr = Track(tr, "B", midway, t0.Add(time.Minute), every)
+	tr = Track(tr, "B", midway, t0.Add(time.Minute), refresh)
 	if !tr.LastProgress.Time.Equal(t0.Add(time.Minute)) || !tr.Since.Time.Equal(t0) {
 		t.Fatalf("progress: %+v", tr)
 	}
-	tr = Track(tr, "B", midway, t0.Add(5*time.Minute), every)
+	tr = Track(tr, "B", midway, t0.Add(5*time.Minute), refresh)
 	if got := tr.Stalled(t0.Add(5 * time.Minute)); got != 4*time.Minute {
 		t.Fatalf("stalled for %s, want 4m", got)
 	}
@@ -44,41 +44,98 @@ func TestTrack(t *testing.T) {
 		t.Fatalf("version flipped midway: %+v", tr)
 	}
 	// All done at B: B is reported.
-	tr = Track(tr, "B", done("B"), t0.Add(6*time.Minute), every)
+	tr = Track(tr, "B", done("B"), t0.Add(6*time.Minute), refresh)
 	if tr != (Tracking{Version: "B"}) {
 		t.Fatalf("done at B: %+v", tr)
 	}
 	// Nothing deployed: the version is the target's.
-	if tr := Track(Tracking{Version: "A"}, "B", nil, t0, every); tr.Version != "B" {
+	if tr := Track(Tracking{Version: "A"}, "B", nil, t0, refresh); tr.Version != "B" {
 		t.Fatalf("nothing deployed: %+v", tr)
 	}
 }
 
-// Counts that change again within every of the last recorded progress are
-// held back, and due once it has passed.
-func TestTrackHoldsProgressBack(t *testing.T) {
-	const every = 5 * time.Second
-	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	midway := []Rollout{
+// speakers is a rollout of B midway: the controller done, updated speakers
+// of 2,000 nodes, 200 unavailable.
+func speakers(updated int64) []Rollout {
+	return []Rollout{
 		{Kind: "Deployment", Name: "controller", Version: "B", Desired: 1, Updated: 1, Available: 1, Observed: true},
-		{Kind: "DaemonSet", Name: "speaker", Version: "B", Desired: 3, Updated: 1, Available: 2, Observed: true},
+		{Kind: "DaemonSet", Name: "speaker", Version: "B", Desired: 2000, Updated: updated, Available: 1800, Observed: true},
 	}
-	tr := Track(Tracking{Version: "A"}, "B", midway, t0, every)
-	further := []Rollout{midway[0], {Kind: "DaemonSet", Name: "speaker", Version: "B", Desired: 3, Updated: 2, Available: 2, Observed: true}}
-	soon := t0.Add(time.Second)
-	if held := Track(tr, "B", further, soon, every); held != tr {
-		t.Fatalf("progress 1s after the last was recorded: %+v, want it held at %+v", held, tr)
+}
+
+// Progress is recorded at each tenth more of the pods updated; a change
+// within a tenth waits for refresh after the last record, and is due then.
+func TestTrackRecordsSteps(t *testing.T) {
+	const refresh = 5 * time.Minute
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	started := Track(Tracking{Version: "A"}, "B", speakers(150), t0, refresh)
+	for _, tc := range []struct {
+		name     string
+		updated  int64
+		after    time.Duration
+		recorded bool
+		due      time.Duration
+	}{
+		{"the same counts", 150, time.Second, false, 0},
+		{"more updated within the step", 199, time.Second, false, refresh - time.Second},
+		{"a tenth reached", 200, time.Second, true, 0},
+		{"several tenths at once", 900, time.Second, true, 0},
+		{"within the step, refresh later", 199, refresh, true, 0},
+		{"fewer updated, a step back", 10, time.Second, false, refresh - time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := t0.Add(tc.after)
+			got := Track(started, "B", speakers(tc.updated), now, refresh)
+			if recorded := got != started; recorded != tc.recorded {
+				t.Fatalf("recorded %t, want %t: %+v", recorded, tc.recorded, got)
+			}
+			if tc.recorded && (got.Progress != progressOf(speakers(tc.updated)) || !got.LastProgress.Time.Equal(now) ||
+				got.Step != StepOf(speakers(tc.updated), "B") || !got.Since.Time.Equal(t0)) {
+				t.Fatalf("recorded %+v", got)
+			}
+			if due := got.ProgressDue(speakers(tc.updated), now, refresh); due != tc.due {
+				t.Fatalf("due in %s, want %s", due, tc.due)
+			}
+		})
 	}
-	if due := tr.ProgressDue(further, soon, every); due != every-time.Second {
-		t.Fatalf("held progress due in %s, want %s", due, every-time.Second)
+}
+
+// A 2,000-node rollout one node at a time records its progress 11 times,
+// however long it takes: its start and each tenth, the last one every node
+// updated and not yet every one available.
+func TestTrackWritesDoNotGrowWithTheRollout(t *testing.T) {
+	const refresh = 5 * time.Minute
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	tr, records := Track(Tracking{Version: "A"}, "B", speakers(0), t0, refresh), 1
+	for updated := int64(1); updated <= 2000; updated++ {
+		next := Track(tr, "B", speakers(updated), t0.Add(time.Duration(updated)*100*time.Millisecond), refresh)
+		if next != tr {
+			records++
+		}
+		tr = next
 	}
-	if due := tr.ProgressDue(midway, soon, every); due != 0 {
-		t.Fatalf("progress already recorded is due in %s", due)
+	if records != 11 {
+		t.Errorf("%d progress records over 2,000 nodes, want 11", records)
 	}
-	recorded := Track(tr, "B", further, t0.Add(every), every)
-	if want := "controller: 1 of 1 replicas updated, speaker: 2 of 3 nodes updated, 1 unavailable"; recorded.Progress != want ||
-		!recorded.LastProgress.Time.Equal(t0.Add(every)) {
-		t.Fatalf("progress %s after the last: %+v, want %q recorded", every, recorded, want)
+}
+
+func TestStepOf(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		rollouts []Rollout
+		want     int
+	}{
+		{"nothing", nil, 0},
+		{"absent", []Rollout{AbsentRollout("DaemonSet", "metallb-system", "speaker")}, 0},
+		{"not observed: its counts are the old template's", []Rollout{{Version: "B", Desired: 10, Updated: 10}}, 0},
+		{"not written for the target yet", []Rollout{{Version: "A", Desired: 10, Updated: 10, Observed: true}}, 0},
+		{"a third", []Rollout{{Version: "B", Desired: 3, Updated: 1, Observed: true}}, 3},
+		{"both workloads", speakers(999), 4},
+		{"surging", []Rollout{{Version: "B", Desired: 1, Updated: 2, Observed: true}}, 10},
+	} {
+		if got := StepOf(tc.rollouts, "B"); got != tc.want {
+			t.Errorf("%s: step %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }
 

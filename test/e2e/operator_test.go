@@ -55,6 +55,8 @@ func TestBadInvocationsFailWithOneLine(t *testing.T) {
 		{"missing kubeconfig", []string{"start", "--kubeconfig=/nonexistent/kubeconfig"}, 1, `cannot load a kubeconfig (--kubeconfig "/nonexistent/kubeconfig")`},
 		{"negative Lease timing", []string{"start", "--kubeconfig=" + closed, "--leader-elect=false", "--leader-election-lease-duration=-1s"}, 2,
 			"--leader-election-lease-duration -1s is negative"},
+		{"plain-HTTP metrics off loopback", []string{"start", "--kubeconfig=" + closed, "--metrics-secure=false", "--metrics-bind-address=0.0.0.0:8443"}, 2,
+			`--metrics-secure=false serves the metrics to anyone: --metrics-bind-address "0.0.0.0:8443" must be a loopback address`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stderr := runToExit(t, tc.args...)

@@ -167,9 +167,8 @@ const activateThroughFaults = 30 * time.Second
 const outage = time.Minute
 
 // quietFor is how long the operator must have written nothing to count as
-// idle: longer than it holds back a rollout's progress, which here never ends
-// (no kube-controller-manager), so that no write is still due.
-const quietFor = metallb.ProgressEvery + 2*time.Second
+// idle, no write still due.
+const quietFor = metallb.QuietAfter
 
 // waitQuiet waits until the operator has written nothing for quietFor.
 func waitQuiet(t *testing.T, env *testenv.Env) {

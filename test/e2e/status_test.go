@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -63,6 +65,33 @@ spec:
 		`cluster_network_operator_rollout_pods{operand="metallb",state="available",workload="speaker"} 3`,
 		`cluster_network_operator_rollout_pods{operand="metallb",state="updated",workload="controller"} 1`,
 	})
+}
+
+// With --metrics-secure=false on a loopback address, the metrics, Go's heap
+// among them, are served over plain HTTP with no token, to measure the
+// operator beside another on one machine; HTTPS is not served there.
+func TestPlainMetricsOnLoopback(t *testing.T) {
+	world.SideBySide(t, world.Beside)
+	env := testenv.New(t, testenv.Options{})
+	createNamespaces(t, env, operatorNamespace)
+	op := startOperator(t, env, nil, "--metrics-secure=false")
+	op.waitReady(t)
+	resp, err := http.Get("http://" + op.metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "\ngo_memstats_heap_inuse_bytes ") {
+		t.Fatalf("plain HTTP scrape got %d, want 200 with go_memstats_heap_inuse_bytes: %.300s", resp.StatusCode, body)
+	}
+	if _, err := (&http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}). //nolint:gosec // a test's own loopback server
+																			Get("https://" + op.metrics + "/metrics"); err == nil {
+		t.Error("with --metrics-secure=false, HTTPS is served too")
+	}
 }
 
 // assertDescribed waits up to 10 s for `kubectl describe` of the MetalLB

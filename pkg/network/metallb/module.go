@@ -51,17 +51,14 @@ func NewModule(nodeAddress *nodeaddress.Module) *Module {
 		Environment:      manifests.Environment{Namespace: manifests.DefaultNamespace, Webhooks: true},
 		AllowedPlatforms: plan.DefaultAllowedPlatforms,
 		HungAfter:        10 * time.Minute,
-		ProgressEvery:    ProgressEvery,
 	}}}
 }
 
-// ProgressEvery bounds the writes of a rollout: the tracking, the MetalLB
-// object's status and the ClusterOperator are each written once per progress
-// recorded, and at 2,000 nodes with maxUnavailable 10 % every pod that became
-// ready was three writes (888 in a rollout of 123 s). Every 5 s, a rollout of
-// two minutes writes each about 25 times, whatever its nodes, and what
-// `kubectl describe` shows is at most 5 s old.
-const ProgressEvery = 5 * time.Second
+// QuietAfter is how long an operator with nothing left to do has written
+// nothing: no write waits longer than StatusEvery, and a rollout's progress is
+// written as it moves (status.Track), so 7 s leave room for the reconciles a
+// write sets off. What counts an operator's writes waits for it.
+const QuietAfter = 7 * time.Second
 
 // StatusEvery bounds how often the statuses (the MetalLB objects' and the
 // ClusterOperator's) are written: a change less than StatusEvery after the

@@ -162,9 +162,10 @@ func (w *upgradeWatch) restartAt(t *testing.T, m *moduleEnv, version string) {
 }
 
 // progressGap bounds the time between two reports of a rollout's progress,
-// faults or not: a progress write is due every ProgressEvery, and a failed
-// one is tried again within transient.MaxFailureBackoff.
-const progressGap = 3 * ProgressEvery
+// faults or not: a progress write is due at each tenth of the nodes updated
+// (5 of 50, seconds apart on kwok nodes), and a failed one is tried again
+// within transient.MaxFailureBackoff.
+const progressGap = 15 * time.Second
 
 // assertProgressReported checks that Progressing told how far the speakers
 // were, each new message within progressGap of the one before.

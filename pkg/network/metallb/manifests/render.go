@@ -64,6 +64,12 @@ type data struct {
 	// MetricsCerts name the metrics endpoints' certificates where the
 	// service CA signs them (servingcerts.go).
 	MetricsCerts metricsCertsData
+	// MetricsServices renders the metrics Services: for the ServiceMonitors,
+	// and on OpenShift, where the service CA signs the endpoints' certificates
+	// for them. Elsewhere no one reads them, and each selects a pod on every
+	// node, whose readiness changes keep the EndpointSlice controller busy
+	// (at 2,000 nodes, all through an activation).
+	MetricsServices bool
 }
 
 // OpenShift's workload partitioning: pods of a namespace annotated
@@ -199,6 +205,7 @@ func newData(s Settings, memberlistKey string) data {
 		SCCAdmission:                 s.SCCAdmission,
 		SCCGrants:                    sccGrants(s),
 		MetricsCerts:                 metricsCerts(s),
+		MetricsServices:              s.Monitoring || s.OpenShift,
 	}
 }
 

@@ -25,7 +25,7 @@ var (
 		"ClusterRole/frr-k8s-daemon-role", "ClusterRole/frr-k8s-metrics-reader", "ClusterRole/frr-k8s-proxy-role",
 		"RoleBinding/frr-k8s-daemon-rolebinding", "RoleBinding/frr-k8s-nodestate-cleaner-rolebinding",
 		"ClusterRoleBinding/frr-k8s-daemon-rolebinding", "ClusterRoleBinding/frr-k8s-proxy-rolebinding",
-		"ConfigMap/frr-k8s-frr-startup", "Secret/frr-k8s-webhook-server-cert", "Service/frr-k8s-metrics-service",
+		"ConfigMap/frr-k8s-frr-startup", "Secret/frr-k8s-webhook-server-cert",
 		"Service/frr-k8s-webhook-service", "Deployment/frr-k8s-statuscleaner"}
 	frrK8sDaemon  = "DaemonSet/frr-k8s-daemon"
 	frrK8sWebhook = "ValidatingWebhookConfiguration/frr-k8s-validating-webhook-configuration"
@@ -33,7 +33,7 @@ var (
 	usesFRRK8s = []string{"ClusterRole/metallb-system:speaker", "Deployment/controller"}
 	// frrK8sPruned is what going back to native prunes once the speakers run
 	// without frr-k8s: all of frr-k8s's objects but its CRDs, dependents first.
-	frrK8sPruned = []string{frrK8sWebhook, frrK8sDaemon, "Deployment/frr-k8s-statuscleaner", "Service/frr-k8s-metrics-service",
+	frrK8sPruned = []string{frrK8sWebhook, frrK8sDaemon, "Deployment/frr-k8s-statuscleaner",
 		"Service/frr-k8s-webhook-service", "Secret/frr-k8s-webhook-server-cert", "ConfigMap/frr-k8s-frr-startup",
 		"ClusterRoleBinding/frr-k8s-daemon-rolebinding", "ClusterRoleBinding/frr-k8s-proxy-rolebinding",
 		"RoleBinding/frr-k8s-daemon-rolebinding", "RoleBinding/frr-k8s-nodestate-cleaner-rolebinding",
@@ -47,7 +47,7 @@ var (
 var backendCases = []planCase{
 	{name: "frr-k8s chosen on a running cluster: frr-k8s first, the speakers wait for it, its webhook for its server",
 		cluster: with(running("A"), withSpec(frrK8sSpec)),
-		want: planned{apply: cat(frrK8sCRDs, frrK8sParts[:10], usesFRRK8s[:1], frrK8sParts[10:14], usesFRRK8s[1:], frrK8sParts[14:], []string{frrK8sDaemon}),
+		want: planned{apply: cat(frrK8sCRDs, frrK8sParts[:10], usesFRRK8s[:1], frrK8sParts[10:13], usesFRRK8s[1:], frrK8sParts[13:], []string{frrK8sDaemon}),
 			held:     []string{"DaemonSet/speaker: frr-k8s has not finished rolling out A on every node: the speakers, which announce through it, follow it"},
 			withheld: []string{frrK8sWebhook + ": Deployment frr-k8s-statuscleaner, which serves the webhooks, is not available yet"},
 			version:  "A", statuses: []string{"metallb-system/metallb"}, requeue: 10 * time.Minute,

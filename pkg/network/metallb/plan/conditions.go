@@ -164,8 +164,8 @@ func (p *Plan) rollout(name string) *status.Rollout {
 	return nil
 }
 
-// progressMessage says how far the rollout is, as last recorded (at most
-// Options.ProgressEvery behind the workloads).
+// progressMessage says how far the rollout is, as last recorded (at most a
+// tenth of its pods behind the workloads: status.Track).
 func (p *Plan) progressMessage() string {
 	return fmt.Sprintf("Rolling out %s: %s", p.tracking.Target, cmp.Or(p.tracking.Progress, "creating the workloads"))
 }

@@ -17,9 +17,9 @@ var (
 // monitoringCases are the decisions on the monitoring objects: rendered only
 // where their CRDs are served, looked at again soon while they are not yet.
 var monitoringCases = []planCase{
-	{name: "monitoring CRDs appear: the controller's and the speakers' ServiceMonitors, and the alerts",
+	{name: "monitoring CRDs appear: the controller's and the speakers' metrics Services and ServiceMonitors, and the alerts",
 		cluster: with(settled(with(running("A"), withSpec(v1beta1.MetalLBSpec{}))), monitoringServed),
-		want:    planned{apply: []string{"ServiceMonitor/controller-monitor", "ServiceMonitor/speaker-monitor", "PrometheusRule/metallb"}, version: "A", conditions: idleConditions}},
+		want:    planned{apply: []string{"Service/controller-monitor-service", "Service/speaker-monitor-service", "ServiceMonitor/controller-monitor", "ServiceMonitor/speaker-monitor", "PrometheusRule/metallb"}, version: "A", conditions: idleConditions}},
 	{name: "monitoring CRDs that exist, their kinds not served yet: nothing rendered for them, looked at again within a second",
 		cluster: with(settled(with(running("A"), withSpec(v1beta1.MetalLBSpec{}))), monitoringPending),
 		want:    planned{version: "A", requeue: time.Second, conditions: idleConditions}},
@@ -32,8 +32,8 @@ var monitoringCases = []planCase{
 		opts:    func(o *Options) { o.OpenShift = true },
 		cluster: settled(with(running("A"), withSpec(v1beta1.MetalLBSpec{}))),
 		want:    planned{version: "A", conditions: idleConditions}},
-	{name: "with frr-k8s, frr-k8s's ServiceMonitor too",
+	{name: "with frr-k8s, frr-k8s's metrics Service and ServiceMonitor too",
 		cluster: with(settled(with(runningWith("A", frrK8sSpec), withSpec(frrK8sSpec))), monitoringServed),
-		want: planned{apply: []string{"ServiceMonitor/controller-monitor", "ServiceMonitor/speaker-monitor", "ServiceMonitor/frr-k8s-monitor", "PrometheusRule/metallb"},
+		want: planned{apply: []string{"Service/controller-monitor-service", "Service/speaker-monitor-service", "Service/frr-k8s-metrics-service", "ServiceMonitor/controller-monitor", "ServiceMonitor/speaker-monitor", "ServiceMonitor/frr-k8s-monitor", "PrometheusRule/metallb"},
 			version: "A", conditions: idleConditions}},
 }

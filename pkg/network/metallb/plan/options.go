@@ -14,15 +14,16 @@ type Options struct {
 	// AllowedPlatforms are the platforms MetalLB is deployed on.
 	AllowedPlatforms []string
 	// HungAfter is how long a rollout may make no progress before it is
-	// reported hung.
+	// reported hung. Progress within a step of the rollout (status.Track) is
+	// recorded half as often, so that the hung timer, which counts from the
+	// last progress recorded, runs late by HungAfter/2 at most and never
+	// counts a rollout that still moves as hung.
 	HungAfter time.Duration
-	// ProgressEvery is how often, at most, a rollout's progress is recorded,
-	// and shown in Progressing, while its counts keep changing; 0 records
-	// every change. The start and the end of a rollout, and every other
-	// condition, are written at once; the hung timer, which counts from the
-	// last progress recorded, runs late by this much at most.
-	ProgressEvery time.Duration
 	// ClusterOperator names the ClusterOperator the status is written to, when
 	// that API exists.
 	ClusterOperator string
 }
+
+// progressRefresh is how long after the last record a rollout's progress
+// within one step is recorded (HungAfter).
+func (o Options) progressRefresh() time.Duration { return o.HungAfter / 2 }

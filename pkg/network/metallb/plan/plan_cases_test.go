@@ -30,15 +30,13 @@ var (
 		"ClusterRole/metallb-system:controller", "ClusterRole/metallb-system:speaker", "RoleBinding/controller", "RoleBinding/pod-lister",
 		"ClusterRoleBinding/metallb-system:controller", "ClusterRoleBinding/metallb-system:speaker", "ConfigMap/metallb-excludel2",
 		"ConfigMap/metallb-memberlist-config",
-		"Secret/metallb-webhook-cert", "Secret/memberlist", "Service/metallb-webhook-service", "Service/controller-monitor-service",
-		"Service/speaker-monitor-service", "NetworkPolicy/controller", "NetworkPolicy/default-deny", "Deployment/controller",
-		"DaemonSet/speaker"}
+		"Secret/metallb-webhook-cert", "Secret/memberlist", "Service/metallb-webhook-service", "NetworkPolicy/controller",
+		"NetworkPolicy/default-deny", "Deployment/controller", "DaemonSet/speaker"}
 	webhooks = "ValidatingWebhookConfiguration/metallb-webhook-configuration"
 	// deactivated is what deactivation prunes: all but the CRDs, the namespace
 	// and the memberlist key, dependents first.
 	deactivated = []string{webhooks, "DaemonSet/speaker", "Deployment/controller", "NetworkPolicy/default-deny",
-		"NetworkPolicy/controller", "Service/controller-monitor-service",
-		"Service/metallb-webhook-service", "Service/speaker-monitor-service", "Secret/metallb-webhook-cert", "ConfigMap/metallb-excludel2",
+		"NetworkPolicy/controller", "Service/metallb-webhook-service", "Secret/metallb-webhook-cert", "ConfigMap/metallb-excludel2",
 		"ConfigMap/metallb-memberlist-config",
 		"ClusterRoleBinding/metallb-system:controller", "ClusterRoleBinding/metallb-system:speaker", "RoleBinding/controller",
 		"RoleBinding/pod-lister", "ClusterRole/metallb-system:controller", "ClusterRole/metallb-system:speaker", "Role/controller",
@@ -166,8 +164,10 @@ var planCases = []planCase{
 		withSpec(v1beta1.MetalLBSpec{}, recorded(status.Progressing, metav1.ConditionTrue, "RollingOut"))),
 		want: planned{version: "B", statuses: []string{"metallb-system/metallb"}, events: []string{"Normal ProgressingFalse MetalLB/metallb: AsExpected: No rollout is in progress."},
 			conditions: []string{"Progressing False AsExpected", "Available True AsExpected"}}},
-	{name: "upgrade progressing again within seconds: shown at most every 5 s, nothing written until then", opts: releaseB, cluster: progressedAgain,
-		want: planned{version: "A", requeue: 3 * time.Second, conditions: []string{"Progressing True RollingOut: speaker: 1 of 3 nodes updated"}}},
+	{name: "upgrade progressing within a step: shown once half the hung timeout has passed, nothing written until then", opts: releaseB, cluster: progressedWithinStep,
+		want: planned{version: "A", requeue: 5*time.Minute - 2*time.Second, conditions: []string{"Progressing True RollingOut: speaker: 1 of 3 nodes updated, 1 unavailable"}}},
+	{name: "upgrade progressing a step further within seconds: shown at once", opts: releaseB, cluster: progressedAStep,
+		want: planned{version: "A", requeue: 10 * time.Minute, conditions: []string{"Progressing True RollingOut: speaker: 2 of 3 nodes updated, 1 unavailable"}}},
 	{name: "hung: no progress past the timeout, the nodes named", opts: releaseB, cluster: hungRollout,
 		want: planned{version: "A", conditions: []string{
 			"Degraded True RolloutHung: has made no progress for 10m0s (Rolling out B: controller: 1 of 1 replicas updated, speaker: 1 of 3 nodes updated, 1 unavailable); the speaker is not ready on nodes: node-2.",
@@ -344,9 +344,9 @@ func restartedWhileRolling(t *testing.T, opts Options) *Snapshot {
 	return s
 }
 
-// progressedAgain is speakersRolling as recorded two seconds ago, tracking
-// and status, with one more speaker replaced since.
-func progressedAgain(t *testing.T, opts Options) *Snapshot {
+// recordedRolling is speakersRolling as recorded two seconds ago, tracking
+// and status.
+func recordedRolling(t *testing.T, opts Options) *Snapshot {
 	s := speakersRolling(t, opts)
 	p := Make(s, opts, now.Add(-2*time.Second))
 	if p.Tracking == nil {
@@ -356,6 +356,20 @@ func progressedAgain(t *testing.T, opts Options) *Snapshot {
 	if st := p.Report(nil).MetalLB; st != nil {
 		s.MetalLB.Status = *st
 	}
+	return s
+}
+
+// progressedWithinStep is recordedRolling with the unavailable speaker
+// available since, no more updated.
+func progressedWithinStep(t *testing.T, opts Options) *Snapshot {
+	s := recordedRolling(t, opts)
+	rolledOut(s.live(objects.DaemonSet, manifests.SpeakerName), 3, 1, 3)
+	return s
+}
+
+// progressedAStep is recordedRolling with one more speaker replaced since.
+func progressedAStep(t *testing.T, opts Options) *Snapshot {
+	s := recordedRolling(t, opts)
 	rolledOut(s.live(objects.DaemonSet, manifests.SpeakerName), 3, 2, 2)
 	return s
 }

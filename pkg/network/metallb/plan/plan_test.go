@@ -70,7 +70,6 @@ func planOptions() Options {
 		Environment:      manifests.Environment{Namespace: manifests.DefaultNamespace, Images: imagesOf("A"), Webhooks: true},
 		AllowedPlatforms: DefaultAllowedPlatforms,
 		HungAfter:        10 * time.Minute,
-		ProgressEvery:    5 * time.Second,
 		ClusterOperator:  "metallb",
 	}
 }

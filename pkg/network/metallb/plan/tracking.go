@@ -16,7 +16,7 @@ import (
 // whether one is hung.
 func (p *Plan) track(s *Snapshot, settings manifests.Settings, want []*unstructured.Unstructured) {
 	p.rollouts = rolloutsOf(s, want)
-	p.tracking = status.Track(s.Tracking, settings.Images.ReleaseVersion, p.rollouts, p.now, p.opts.ProgressEvery)
+	p.tracking = status.Track(s.Tracking, settings.Images.ReleaseVersion, p.rollouts, p.now, p.opts.progressRefresh())
 	if p.tracking != s.Tracking {
 		p.Tracking = new(p.tracking)
 	}
@@ -25,7 +25,7 @@ func (p *Plan) track(s *Snapshot, settings manifests.Settings, want []*unstructu
 	}
 	// With no event, look again when the progress held back may be recorded,
 	// or when the rollout would be hung.
-	due := p.tracking.ProgressDue(p.rollouts, p.now, p.opts.ProgressEvery)
+	due := p.tracking.ProgressDue(p.rollouts, p.now, p.opts.progressRefresh())
 	if !MayBeHung(p.tracking, p.opts, p.now) {
 		p.RequeueAfter = p.opts.HungAfter - p.tracking.Stalled(p.now)
 		if due > 0 {
