@@ -31,7 +31,7 @@ type Tracking struct {
 
 // Track moves tracking on by what the rollouts of the workloads, all rendered
 // for target, show at now. While the rollout is under way its progress is
-// recorded when it reaches a further step, a tenth more of the pods updated,
+// recorded when it reaches a further step, a tenth more of the pods done,
 // so that its writes do not grow with its length (a rollout of 2,000 nodes
 // wrote its progress every 5 s, 34 times over); a change within a step is
 // recorded once refresh has passed since the last record (ProgressDue), so
@@ -55,21 +55,23 @@ func Track(prev Tracking, target string, rollouts []Rollout, now time.Time, refr
 }
 
 // StepOf tells how far the rollouts to target are in tenths of all their
-// pods (a Deployment's replicas, a DaemonSet's nodes) updated: 0 to 10. A
-// workload not yet written for target, or whose controller has not seen its
-// spec yet, has none updated.
+// pods (a Deployment's replicas, a DaemonSet's nodes) done, updated and
+// available: 0 to 10. A workload not yet written for target, or whose
+// controller has not seen its spec yet, has none done. While pods of the old
+// template come and go the step may fall back; Track records only a further
+// one.
 func StepOf(rollouts []Rollout, target string) int {
-	var desired, updated int64
+	var desired, done int64
 	for _, r := range rollouts {
 		desired += r.Desired
 		if r.Observed && r.Version == target {
-			updated += min(r.Updated, r.Desired)
+			done += min(r.Updated, r.Available, r.Desired)
 		}
 	}
 	if desired == 0 {
 		return 0
 	}
-	return int(10 * updated / desired)
+	return int(10 * done / desired)
 }
 
 // ProgressDue tells how long until the progress the rollouts show, not yet

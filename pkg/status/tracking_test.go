@@ -63,7 +63,7 @@ func speakers(updated int64) []Rollout {
 	}
 }
 
-// Progress is recorded at each tenth more of the pods updated; a change
+// Progress is recorded at each tenth more of the pods done; a change
 // within a tenth waits for refresh after the last record, and is due then.
 func TestTrackRecordsSteps(t *testing.T) {
 	const refresh = 5 * time.Minute
@@ -100,22 +100,32 @@ func TestTrackRecordsSteps(t *testing.T) {
 	}
 }
 
-// A 2,000-node rollout one node at a time records its progress 11 times,
-// however long it takes: its start and each tenth, the last one every node
-// updated and not yet every one available.
+// A 2,000-node rollout one node at a time, the node being updated not
+// available, records its progress 10 times however long it takes (its start
+// and each tenth but the last), and its end once all are done.
 func TestTrackWritesDoNotGrowWithTheRollout(t *testing.T) {
 	const refresh = 5 * time.Minute
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	tr, records := Track(Tracking{Version: "A"}, "B", speakers(0), t0, refresh), 1
+	oneDown := func(updated int64) []Rollout {
+		r := speakers(updated)
+		r[1].Available = 1999
+		return r
+	}
+	tr, records := Track(Tracking{Version: "A"}, "B", oneDown(0), t0, refresh), 1
 	for updated := int64(1); updated <= 2000; updated++ {
-		next := Track(tr, "B", speakers(updated), t0.Add(time.Duration(updated)*100*time.Millisecond), refresh)
+		next := Track(tr, "B", oneDown(updated), t0.Add(time.Duration(updated)*100*time.Millisecond), refresh)
 		if next != tr {
 			records++
 		}
 		tr = next
 	}
-	if records != 11 {
-		t.Errorf("%d progress records over 2,000 nodes, want 11", records)
+	if records != 10 {
+		t.Errorf("%d progress records over 2,000 nodes, want 10", records)
+	}
+	done := speakers(2000)
+	done[1].Available = 2000
+	if end := Track(tr, "B", done, t0.Add(time.Hour), refresh); end != (Tracking{Version: "B"}) {
+		t.Errorf("every pod done: %+v, want B reported", end)
 	}
 }
 
@@ -127,11 +137,12 @@ func TestStepOf(t *testing.T) {
 	}{
 		{"nothing", nil, 0},
 		{"absent", []Rollout{AbsentRollout("DaemonSet", "metallb-system", "speaker")}, 0},
-		{"not observed: its counts are the old template's", []Rollout{{Version: "B", Desired: 10, Updated: 10}}, 0},
-		{"not written for the target yet", []Rollout{{Version: "A", Desired: 10, Updated: 10, Observed: true}}, 0},
-		{"a third", []Rollout{{Version: "B", Desired: 3, Updated: 1, Observed: true}}, 3},
+		{"not observed: its counts are the old template's", []Rollout{{Version: "B", Desired: 10, Updated: 10, Available: 10}}, 0},
+		{"not written for the target yet", []Rollout{{Version: "A", Desired: 10, Updated: 10, Available: 10, Observed: true}}, 0},
+		{"a third done", []Rollout{{Version: "B", Desired: 3, Updated: 1, Available: 3, Observed: true}}, 3},
+		{"updated, not available", []Rollout{{Version: "B", Desired: 3, Updated: 3, Available: 1, Observed: true}}, 3},
 		{"both workloads", speakers(999), 4},
-		{"surging", []Rollout{{Version: "B", Desired: 1, Updated: 2, Observed: true}}, 10},
+		{"surging", []Rollout{{Version: "B", Desired: 1, Updated: 2, Available: 2, Observed: true}}, 10},
 	} {
 		if got := StepOf(tc.rollouts, "B"); got != tc.want {
 			t.Errorf("%s: step %d, want %d", tc.name, got, tc.want)
