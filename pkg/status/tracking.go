@@ -24,8 +24,8 @@ type Tracking struct {
 	// Progress records what the rollouts said at LastProgress: the
 	// Progressing condition's message shows it.
 	Progress string `json:"progress,omitempty"`
-	// Step records how far they were then, in tenths of their pods updated
-	// (StepOf).
+	// Step records how far they were then, in tenths of their pods done,
+	// updated and available (stepOf): the next is recorded at once.
 	Step int `json:"step,omitempty"`
 }
 
@@ -41,7 +41,7 @@ func Track(prev Tracking, target string, rollouts []Rollout, now time.Time, refr
 		return Tracking{Version: target}
 	}
 	next := prev
-	progress, step := progressOf(rollouts), StepOf(rollouts, target)
+	progress, step := progressOf(rollouts), stepOf(rollouts, target)
 	switch {
 	case prev.Target != target:
 		next.Target, next.Since = target, metav1.NewMicroTime(now)
@@ -54,13 +54,13 @@ func Track(prev Tracking, target string, rollouts []Rollout, now time.Time, refr
 	return next
 }
 
-// StepOf tells how far the rollouts to target are in tenths of all their
+// stepOf tells how far the rollouts to target are in tenths of all their
 // pods (a Deployment's replicas, a DaemonSet's nodes) done, updated and
 // available: 0 to 10. A workload not yet written for target, or whose
 // controller has not seen its spec yet, has none done. While pods of the old
 // template come and go the step may fall back; Track records only a further
 // one.
-func StepOf(rollouts []Rollout, target string) int {
+func stepOf(rollouts []Rollout, target string) int {
 	var desired, done int64
 	for _, r := range rollouts {
 		desired += r.Desired

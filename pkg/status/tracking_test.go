@@ -90,7 +90,7 @@ func TestTrackRecordsSteps(t *testing.T) {
 				t.Fatalf("recorded %t, want %t: %+v", recorded, tc.recorded, got)
 			}
 			if tc.recorded && (got.Progress != progressOf(speakers(tc.updated)) || !got.LastProgress.Time.Equal(now) ||
-				got.Step != StepOf(speakers(tc.updated), "B") || !got.Since.Time.Equal(t0)) {
+				got.Step != stepOf(speakers(tc.updated), "B") || !got.Since.Time.Equal(t0)) {
 				t.Fatalf("recorded %+v", got)
 			}
 			if due := got.ProgressDue(speakers(tc.updated), now, refresh); due != tc.due {
@@ -144,7 +144,7 @@ func TestStepOf(t *testing.T) {
 		{"both workloads", speakers(999), 4},
 		{"surging", []Rollout{{Version: "B", Desired: 1, Updated: 2, Available: 2, Observed: true}}, 10},
 	} {
-		if got := StepOf(tc.rollouts, "B"); got != tc.want {
+		if got := stepOf(tc.rollouts, "B"); got != tc.want {
 			t.Errorf("%s: step %d, want %d", tc.name, got, tc.want)
 		}
 	}
