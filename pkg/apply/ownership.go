@@ -35,11 +35,11 @@ func FindForeign(ctx context.Context, reader client.Reader, objs []*unstructured
 }
 
 // Delete deletes the objects in order, each only if it is still the object
-// read (same UID), letting the garbage collector delete what it owns. One
-// already gone is no error.
-func (a *Applier) Delete(ctx context.Context, refs []objects.Ref) error {
+// read (same UID), the garbage collector then deleting what it owns
+// (Background) or leaving it (Orphan). One already gone is no error.
+func (a *Applier) Delete(ctx context.Context, refs []objects.Ref, owned metav1.DeletionPropagation) error {
 	for _, r := range refs {
-		err := a.Client.Delete(ctx, r.Object(), client.Preconditions{UID: new(r.UID)}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		err := a.Client.Delete(ctx, r.Object(), client.Preconditions{UID: new(r.UID)}, client.PropagationPolicy(owned))
 		if client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting %s: %w", r, err)
 		}

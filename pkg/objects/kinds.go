@@ -11,6 +11,7 @@ var (
 	Namespace                      = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
 	Secret                         = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
 	ConfigMap                      = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	Pod                            = schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
 	ServiceCIDR                    = schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "ServiceCIDR"}
 	Deployment                     = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
 	DaemonSet                      = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}

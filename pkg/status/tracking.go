@@ -57,7 +57,9 @@ func Track(prev Tracking, target string, rollouts []Rollout, now time.Time, refr
 // stepOf tells how far the rollouts to target are in tenths of all their
 // pods (a Deployment's replicas, a DaemonSet's nodes) done, updated and
 // available: 0 to 10. A workload not yet written for target, or whose
-// controller has not seen its spec yet, has none done. While pods of the old
+// controller has not seen its spec yet, has none done; a Deployment's pod of
+// an old template still running may be the available one, and counts against
+// it (so that its going is a step, recorded at once). While pods of the old
 // template come and go the step may fall back; Track records only a further
 // one.
 func stepOf(rollouts []Rollout, target string) int {
@@ -65,7 +67,7 @@ func stepOf(rollouts []Rollout, target string) int {
 	for _, r := range rollouts {
 		desired += r.Desired
 		if r.Observed && r.Version == target {
-			done += min(r.Updated, r.Available, r.Desired)
+			done += max(min(r.Updated, r.Available-r.Old, r.Desired), 0)
 		}
 	}
 	if desired == 0 {

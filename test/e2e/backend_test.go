@@ -75,7 +75,11 @@ func (c *bgpCluster) waitBFDUp(t *testing.T, want int) {
 // asked for its paths every 100 ms: the route to the address is always
 // there, in either move, until frr-k8s's pods are gone; frr-k8s is ready on
 // every node before the speakers change, and goes only after they have rolled
-// back; the FRRConfiguration the user wrote stays. On each node the new
+// back, a node at a time (maxUnavailable), so that back on native the router
+// never misses more than one node's path: its FRR keeps the node's session
+// (the user's FRRConfiguration names the router), refusing the speaker's,
+// until it stops, and stopped everywhere at once the router lost every path
+// (CI stop 55: 0 of 3 for 200 ms). The FRRConfiguration the user wrote stays. On each node the new
 // backend's session comes up only once the old speaker is gone, and onto
 // frr-k8s only once frr-k8s has loaded what the new speaker wrote: 12.5 s
 // here alone, 25 s under the full load, where the unpaced speakers' rollout
@@ -120,6 +124,9 @@ func TestBGPBackendSwitch(t *testing.T) {
 		if fewest == 0 {
 			t.Errorf("the router lost its route to %s during the switch %s", ip, phase.name)
 		}
+	}
+	if fewest := fewestNextHops(samples[i:]); fewest < len(c.Nodes)-1 {
+		t.Errorf("back on native the router had %d of %d next hops at the least: frr-k8s left more than one node (maxUnavailable 1) at a time", fewest, len(c.Nodes))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,7 +46,23 @@ func (r *Reconciler) write(ctx context.Context, s *plan.Snapshot, p *plan.Plan) 
 			return changes, err
 		}
 	}
-	return changes, applier.Delete(ctx, p.Prune)
+	if err := applier.Delete(ctx, p.Prune, metav1.DeletePropagationBackground); err != nil {
+		return changes, err
+	}
+	return changes, r.leaveNodes(ctx, applier, p)
+}
+
+// leaveNodes deletes frr-k8s's DaemonSet leaving its pods, and the batch of
+// them the plan retires (plan.FRRK8sHandover).
+func (r *Reconciler) leaveNodes(ctx context.Context, applier *apply.Applier, p *plan.Plan) error {
+	if err := applier.Delete(ctx, p.Orphan, metav1.DeletePropagationOrphan); err != nil {
+		return err
+	}
+	if len(p.Retire) == 0 {
+		return nil
+	}
+	r.frrK8sLeftAt = r.clock.Now()
+	return applier.Delete(ctx, p.Retire, metav1.DeletePropagationBackground)
 }
 
 // check has the API server check every change about to be applied to what

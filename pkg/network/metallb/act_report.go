@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
@@ -75,14 +76,36 @@ func (r *Reconciler) trackingRead(s *plan.Snapshot, p *plan.Plan) string {
 	if ns == nil || slices.ContainsFunc(p.Apply, func(o *unstructured.Unstructured) bool { return o.GroupVersionKind() == objects.Namespace }) {
 		return ""
 	}
-	return ns.GetResourceVersion()
+	return s.TrackingVersion
+}
+
+// trackingWrite is the tracking this operator last wrote, and the namespace's
+// resourceVersion that write made.
+type trackingWrite struct {
+	tracking        status.Tracking
+	resourceVersion string
+}
+
+// newerThan tells whether the write is newer than the namespace read at
+// resourceVersion: the cache has not caught up with it. Right after a start
+// it was a second behind the operator's own writes, and the tracking written
+// over the cached version was refused (409), the reconcile failed and
+// MetalLB's activation waited 2 s (the side-by-side run of 2026-12-07).
+func (w trackingWrite) newerThan(resourceVersion string) bool {
+	if w.resourceVersion == "" {
+		return false
+	}
+	order, err := resourceversion.CompareResourceVersion(w.resourceVersion, resourceVersion)
+	return err == nil && order > 0
 }
 
 // saveTracking writes the tracking to MetalLB's namespace. Given the
 // resourceVersion it was read at, it writes only over that version: a cache
-// behind the last write (as after an API server outage) gives a conflict,
-// and a reconcile that reads the newer tracking, instead of a tracking worked
-// out from the older one (with its rollout's start time lost).
+// behind another's last write (as after an API server outage) gives a
+// conflict, and a reconcile that reads the newer tracking, instead of a
+// tracking worked out from the older one (with its rollout's start time
+// lost). Its own last write it remembers (trackingWrite), not waiting for the
+// cache.
 func (r *Reconciler) saveTracking(ctx context.Context, t status.Tracking, readAt string) error {
 	data, err := json.Marshal(t)
 	if err != nil {
@@ -98,7 +121,11 @@ func (r *Reconciler) saveTracking(ctx context.Context, t status.Tracking, readAt
 	}
 	ns := objects.Empty(objects.Namespace)
 	ns.SetName(r.opts.Namespace)
-	return r.client.Patch(ctx, ns, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(manifests.FieldOwner+"-status"))
+	if err := r.client.Patch(ctx, ns, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(manifests.FieldOwner+"-status")); err != nil {
+		return err
+	}
+	r.tracked = trackingWrite{tracking: t, resourceVersion: ns.GetResourceVersion()}
+	return nil
 }
 
 // patchStatus writes a MetalLB object's status, unless the object changed

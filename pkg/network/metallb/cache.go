@@ -98,18 +98,20 @@ func ownedWholeOthersLookedUp(obj any) (any, error) {
 	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": meta}}, nil
 }
 
-// podReadinessOnly keeps of a MetalLB pod what names a hung rollout's nodes:
-// its node and whether it is ready. A speaker runs on every node: whole pods
-// would cost memory in step with the cluster's size.
+// podReadinessOnly keeps of a MetalLB pod what names a hung rollout's nodes,
+// its node and whether it is ready, and whether it is owned and going (frr-k8s
+// leaving its nodes, plan.FRRK8sMayBeLeaving). A speaker runs on every node:
+// whole pods would cost memory in step with the cluster's size.
 func podReadinessOnly(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil
 	}
 	kept := &corev1.Pod{
-		TypeMeta:   p.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion, Labels: p.Labels},
-		Spec:       corev1.PodSpec{NodeName: p.Spec.NodeName},
+		TypeMeta: p.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion, Labels: p.Labels,
+			OwnerReferences: p.OwnerReferences, DeletionTimestamp: p.DeletionTimestamp},
+		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName},
 	}
 	if c := status.PodReadyCondition(p); c != nil {
 		kept.Status.Conditions = []corev1.PodCondition{{Type: c.Type, Status: c.Status}}

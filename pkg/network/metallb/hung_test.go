@@ -46,14 +46,15 @@ func TestHungRolloutNamesTheNodes(t *testing.T) {
 		}
 	}
 	m.waitCRDs(t)
-	m.createPool(t, manifests.DefaultNamespace, "pool1")
-	// The controller is kept on the healthy nodes: the scheduler could put it on
-	// a stuck one, where it would hang too.
+	// The controller is kept on the healthy nodes from its first write: the
+	// scheduler could put it on a stuck one, where it would hang too, and a
+	// pod of its first template left there is never confirmed gone.
 	obj := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName},
 		Spec: v1beta1.MetalLBSpec{ControllerNodeSelector: v1beta1.NodeSelector{"example.com/healthy": "true"}}}
 	if err := m.client.Create(ctx, obj); err != nil {
 		t.Fatal(err)
 	}
+	m.createPool(t, manifests.DefaultNamespace, "pool1")
 	// The rollout goes as far as it can: then it makes no progress.
 	m.waitProgressing(t, "controller: 1 of 1 replicas updated, speaker: 5 of 5 nodes updated, 2 unavailable")
 

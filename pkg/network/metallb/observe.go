@@ -29,7 +29,7 @@ import (
 
 // observe reads the snapshot, as the plan of now needs it.
 func (r *Reconciler) observe(ctx context.Context, now time.Time) (*plan.Snapshot, error) {
-	s := &plan.Snapshot{Maintenance: r.maintenance.Report()}
+	s := &plan.Snapshot{Maintenance: r.maintenance.Report(), FRRK8sLeftAt: r.frrK8sLeftAt}
 	for _, read := range []func(context.Context, *plan.Snapshot) error{
 		r.readMetalLBs, r.readPlatform, r.readOwned, r.readMonitoring, r.readForeign, r.readWorkloads, r.readMemberlistKeys, r.readConfigs,
 		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readClusterOperator, r.readClusterTLSProfile,
@@ -39,7 +39,7 @@ func (r *Reconciler) observe(ctx context.Context, now time.Time) (*plan.Snapshot
 			return nil, err
 		}
 	}
-	if plan.MayBeHung(s.Tracking, r.opts, now) {
+	if plan.MayBeHung(s.Tracking, r.opts, now) || plan.FRRK8sMayBeLeaving(s, r.opts.Namespace) {
 		if err := r.readNodePods(ctx, s); err != nil {
 			return nil, err
 		}
@@ -115,6 +115,10 @@ func (r *Reconciler) readOwned(ctx context.Context, s *plan.Snapshot) error {
 	if ns := s.OwnedObject(objects.Namespace, "", r.opts.Namespace); ns != nil {
 		if data := ns.GetAnnotations()[manifests.TrackingAnnotation]; data != "" {
 			_ = json.Unmarshal([]byte(data), &s.Tracking) // a mangled annotation starts tracking afresh
+		}
+		s.TrackingVersion = ns.GetResourceVersion()
+		if r.tracked.newerThan(s.TrackingVersion) {
+			s.Tracking, s.TrackingVersion = r.tracked.tracking, r.tracked.resourceVersion
 		}
 	}
 	return nil

@@ -40,12 +40,7 @@ func TestFRRK8sBackendUsesOpenShiftsFRRK8s(t *testing.T) {
 	})
 	m.run(t, testOptions())
 	m.waitCRDs(t)
-	obj := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName},
-		Spec: v1beta1.MetalLBSpec{BGPBackend: v1beta1.BGPBackendFRRK8s}}
-	if err := m.client.Create(t.Context(), obj); err != nil {
-		t.Fatal(err)
-	}
-	m.createPool(t, manifests.DefaultNamespace, "pool1")
+	m.activate(t, v1beta1.MetalLBSpec{BGPBackend: v1beta1.BGPBackendFRRK8s})
 	c := m.waitDegradedWithin(t, clusterObject, 10*time.Second, func(c metav1.Condition) bool {
 		return c.Reason == plan.ReasonInvalidConfiguration && strings.Contains(c.Message, "spec.bgpBackend")
 	})

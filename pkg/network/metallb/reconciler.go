@@ -70,6 +70,11 @@ type Reconciler struct {
 	// when a test moves the clock of the rollouts.
 	pace          clock.PassiveClock
 	statusWritten time.Time
+	// frrK8sLeftAt is when the last batch of frr-k8s's pods leaving the
+	// nodes was deleted; a restarted operator waits as if at its start.
+	frrK8sLeftAt time.Time
+	// tracked is the tracking last written, for a cache behind it.
+	tracked trackingWrite
 }
 
 // request is the one request every event maps to.
@@ -85,19 +90,20 @@ func add(ctx context.Context, mgr ctrl.Manager, opts Options, inv manifests.Inve
 		opts.ClusterOperator = reporter.ClusterOperator.Name
 	}
 	r := &Reconciler{
-		client:      mgr.GetClient(),
-		apiReader:   mgr.GetAPIReader(),
-		cache:       mgr.GetCache(),
-		manager:     mgr,
-		events:      mgr.GetEventRecorder(manifests.FieldOwner),
-		opts:        opts.Options,
-		clock:       opts.Clock,
-		inventory:   inv,
-		reporter:    reporter,
-		nodeAddress: nodeAddress,
-		watching:    map[schema.GroupVersionKind]bool{},
-		told:        map[string]bool{},
-		pace:        clock.RealClock{},
+		client:       mgr.GetClient(),
+		apiReader:    mgr.GetAPIReader(),
+		cache:        mgr.GetCache(),
+		manager:      mgr,
+		events:       mgr.GetEventRecorder(manifests.FieldOwner),
+		opts:         opts.Options,
+		clock:        opts.Clock,
+		inventory:    inv,
+		reporter:     reporter,
+		nodeAddress:  nodeAddress,
+		watching:     map[schema.GroupVersionKind]bool{},
+		told:         map[string]bool{},
+		pace:         clock.RealClock{},
+		frrK8sLeftAt: opts.Clock.Now(),
 
 		maintenanceReported: make(chan event.GenericEvent, 1),
 	}

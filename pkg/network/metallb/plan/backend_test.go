@@ -1,11 +1,16 @@
 package plan
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
@@ -75,9 +80,41 @@ var backendCases = []planCase{
 		cluster: with(runningWith("A", frrK8sSpec), withSpec(v1beta1.MetalLBSpec{})),
 		want: planned{apply: cat(usesFRRK8s, []string{"DaemonSet/speaker"}), version: "A", statuses: []string{"metallb-system/metallb"},
 			held: heldUntilNative()}},
-	{name: "back to native, the speakers run without frr-k8s: frr-k8s goes, its CRDs stay",
-		cluster: with(runningWith("A", frrK8sSpec), withSpec(v1beta1.MetalLBSpec{}), rolledToWith("A", v1beta1.MetalLBSpec{}, cat(usesFRRK8s, []string{manifests.SpeakerName})...)),
-		want:    planned{prune: frrK8sPruned, version: "A", statuses: []string{"metallb-system/metallb"}}},
+	{name: "back to native, the speakers run without frr-k8s: its DaemonSet goes leaving its pods, the rest stays until they have left",
+		cluster: with(runningWith("A", frrK8sSpec), withSpec(v1beta1.MetalLBSpec{}), rolledToNative),
+		want: planned{orphaned: []string{frrK8sDaemon}, held: heldUntilLeft(), version: "A", statuses: []string{"metallb-system/metallb"},
+			conditions: []string{"Progressing True RollingOut: frr-k8s leaves the nodes 1 at a time, each handing its BGP sessions over"}}},
+	{name: "back to native, frr-k8s's DaemonSet going, its pods not yet left by it: nothing more",
+		cluster: with(runningWith("A", frrK8sSpec), withSpec(v1beta1.MetalLBSpec{}), rolledToNative, frrK8sDaemonGoing, frrK8sPods(true, "node-0", "node-1", "node-2")),
+		want: planned{held: heldUntilLeft(), version: "A", statuses: []string{"metallb-system/metallb"},
+			conditions: []string{"Progressing True RollingOut: frr-k8s leaves the nodes 1 at a time, each handing its BGP sessions over: its pods run on 3 nodes still"}}},
+	{name: "back to native, frr-k8s's pods left on 3 nodes: the first node's goes, the next once the handover has passed",
+		cluster: with(runningWith("A", frrK8sSpec), withSpec(v1beta1.MetalLBSpec{}), rolledToNative, frrK8sDaemonGone, frrK8sPods(false, "node-2", "node-0", "node-1")),
+		want:    planned{retired: []string{"Pod/frr-k8s-node-0"}, held: heldUntilLeft(), version: "A", statuses: []string{"metallb-system/metallb"}, requeue: FRRK8sHandover}},
+	{name: "back to native, frr-k8s's pods left on 3 nodes, maxUnavailable 2: two nodes at a time",
+		cluster: with(runningWith("A", frrK8sSpec), withSpec(twoAtATime), rolledToWith("A", twoAtATime, cat(usesFRRK8s, []string{manifests.SpeakerName})...), frrK8sDaemonGone, frrK8sPods(false, "node-0", "node-1", "node-2")),
+		want:    planned{retired: []string{"Pod/frr-k8s-node-0", "Pod/frr-k8s-node-1"}, held: heldUntilLeft(), version: "A", statuses: []string{"metallb-system/metallb"}, requeue: FRRK8sHandover}},
+	{name: "back to native, the last batch deleted a second ago: the next waits for the handover",
+		cluster: with(runningWith("A", frrK8sSpec), withSpec(v1beta1.MetalLBSpec{}), rolledToNative, frrK8sDaemonGone, frrK8sPods(false, "node-1", "node-2"),
+			func(s *Snapshot) { s.FRRK8sLeftAt = now.Add(-time.Second) }),
+		want: planned{held: heldUntilLeft(), version: "A", statuses: []string{"metallb-system/metallb"}, requeue: FRRK8sHandover - time.Second}},
+	{name: "back to native, a pod of the last batch still stopping: the next waits for it",
+		cluster: with(runningWith("A", frrK8sSpec), withSpec(v1beta1.MetalLBSpec{}), rolledToNative, frrK8sDaemonGone, frrK8sPods(false, "node-0", "node-1", "node-2"),
+			func(s *Snapshot) { s.FRRK8sPods[0].DeletionTimestamp = new(metav1.NewTime(now)) }),
+		want: planned{held: heldUntilLeft(), version: "A", statuses: []string{"metallb-system/metallb"}, requeue: terminatingRecheck}},
+	{name: "back to native, a pod of frr-k8s's labels made by hand, no DaemonSet's: left alone",
+		cluster: with(runningWith("A", frrK8sSpec), withSpec(v1beta1.MetalLBSpec{}), rolledToNative, frrK8sDaemonGone, frrK8sPods(false, "node-0"),
+			func(s *Snapshot) { s.FRRK8sPods[0].Labels = nil }),
+		want: planned{prune: slices.DeleteFunc(slices.Clone(frrK8sPruned), func(n string) bool { return n == frrK8sDaemon }), version: "A", statuses: []string{"metallb-system/metallb"}}},
+	{name: "back to native, frr-k8s's pods gone from every node: the rest of frr-k8s goes, its CRDs stay",
+		cluster: with(runningWith("A", frrK8sSpec), withSpec(v1beta1.MetalLBSpec{}), rolledToNative, frrK8sDaemonGone),
+		want:    planned{prune: slices.DeleteFunc(slices.Clone(frrK8sPruned), func(n string) bool { return n == frrK8sDaemon }), version: "A", statuses: []string{"metallb-system/metallb"}}},
+	{name: "frr-k8s chosen again while its pods leave: none deleted, its DaemonSet back to take them",
+		cluster: with(runningWith("A", frrK8sSpec), withSpec(frrK8sSpec), frrK8sDaemonGone, frrK8sPods(false, "node-0", "node-1")),
+		want:    planned{apply: []string{frrK8sDaemon}, version: "A", statuses: []string{"metallb-system/metallb"}, requeue: 10 * time.Minute}},
+	{name: "MetalLB deactivated while frr-k8s's pods leave: every one left goes at once, then frr-k8s's other objects",
+		cluster: with(runningWith("A", v1beta1.MetalLBSpec{}), unconfigured, withFRRK8sLeft, frrK8sPods(false, "node-0", "node-1")),
+		want:    planned{apply: []string{"CustomResourceDefinition/" + manifests.BGPPeersCRD}, version: "A", prune: deactivated, retired: []string{"Pod/frr-k8s-node-0", "Pod/frr-k8s-node-1"}, held: heldUntilLeftWithout(frrK8sDaemon), requeue: FRRK8sHandover}},
 	{name: "upgrade with frr-k8s, the controller not rolled out: frr-k8s and the speakers wait", opts: releaseB,
 		cluster: with(runningWith("A", frrK8sSpec), withSpec(frrK8sSpec)),
 		want: planned{apply: []string{"Deployment/controller", "Deployment/frr-k8s-statuscleaner"}, version: "A", statuses: []string{"metallb-system/metallb"},
@@ -116,9 +153,10 @@ var platformFRRCases = []planCase{
 	{name: "the module's frr-k8s running, OpenShift's turned on: the speakers move to the platform's first, then the module's goes",
 		cluster: with(runningWith("A", frrK8sSpec), withSpec(frrK8sSpec), platformFRR(true)),
 		want:    planned{apply: []string{"DaemonSet/speaker"}, version: "A", statuses: []string{"metallb-system/metallb"}, held: heldUntilNative()}},
-	{name: "the speakers use OpenShift's frr-k8s: the module's goes, its CRDs stay",
+	{name: "the speakers use OpenShift's frr-k8s: the module's DaemonSet goes leaving its pods to leave node by node, its CRDs stay",
 		cluster: with(runningWith("A", frrK8sSpec), withSpec(frrK8sSpec), platformFRR(true), rolledToWith("A", frrK8sSpec, manifests.SpeakerName)),
-		want:    planned{prune: frrK8sPruned, version: "A", statuses: []string{"metallb-system/metallb"}}},
+		want: planned{orphaned: []string{frrK8sDaemon}, held: heldUntilLeft(), version: "A", statuses: []string{"metallb-system/metallb"},
+			conditions: []string{"Progressing True RollingOut: frr-k8s leaves the nodes 1 at a time"}}},
 }
 
 // platformFRR has OpenShift's network operator API exist, with FRR enabled
@@ -137,6 +175,60 @@ func heldUntilNative() []string {
 		out = append(out, o+": the speakers have not finished rolling out without this frr-k8s: it goes once they have")
 	}
 	return out
+}
+
+// heldUntilLeft is what frr-k8s's pods leaving the nodes keep: its objects
+// but its DaemonSet and CRDs.
+func heldUntilLeft() []string { return heldUntilLeftWithout(frrK8sDaemon) }
+
+func heldUntilLeftWithout(gone string) []string {
+	var out []string
+	for _, o := range frrK8sPruned {
+		if o != gone {
+			out = append(out, o+": frr-k8s's pods have not left every node yet: it goes once they have")
+		}
+	}
+	return out
+}
+
+// twoAtATime has the speakers roll out two nodes at a time.
+var twoAtATime = v1beta1.MetalLBSpec{SpeakerConfig: &v1beta1.SpeakerConfig{MaxUnavailable: new(intstr.FromInt32(2))}}
+
+// rolledToNative has the speakers and what changes with them rolled out
+// without frr-k8s.
+var rolledToNative = rolledToWith("A", v1beta1.MetalLBSpec{}, cat(usesFRRK8s, []string{manifests.SpeakerName})...)
+
+// frrK8sDaemonGoing has frr-k8s's DaemonSet deleted, the garbage collector
+// not yet done with it; frrK8sDaemonGone, gone.
+func frrK8sDaemonGoing(s *Snapshot) {
+	s.live(objects.DaemonSet, manifests.FRRK8sName).SetDeletionTimestamp(new(metav1.NewTime(now)))
+}
+
+func frrK8sDaemonGone(s *Snapshot) {
+	delete(s.Owned, objects.KeyOf(s.live(objects.DaemonSet, manifests.FRRK8sName)))
+}
+
+// withFRRK8sLeft adds frr-k8s's objects, its DaemonSet gone, to a snapshot
+// without them.
+func withFRRK8sLeft(s *Snapshot) {
+	rolledToWith("A", frrK8sSpec, frrK8sPruned...)(s)
+	frrK8sDaemonGone(s)
+}
+
+// frrK8sPods gives frr-k8s's pods on the nodes, owned by its DaemonSet or
+// left by it.
+func frrK8sPods(owned bool, nodes ...string) func(*Snapshot) {
+	return func(s *Snapshot) {
+		for _, node := range nodes {
+			p := pod(node, true)
+			p.Namespace, p.Name, p.UID = manifests.DefaultNamespace, "frr-k8s-"+node, types.UID("uid-frr-k8s-"+node)
+			p.Labels = map[string]string{appsv1.DefaultDaemonSetUniqueLabelKey: "5d8f"}
+			if owned {
+				p.OwnerReferences = []metav1.OwnerReference{{Kind: objects.DaemonSet.Kind, Name: manifests.FRRK8sName, Controller: new(true)}}
+			}
+			s.FRRK8sPods = append(s.FRRK8sPods, p)
+		}
+	}
 }
 
 // frrK8sAt gives frr-k8s's DaemonSet a rollout of desired nodes.
@@ -212,6 +304,34 @@ func TestSpeakersPacedOntoFRRK8s(t *testing.T) {
 			}
 			if got := speakersMoveOntoFRRK8s(s, settings); got != tc.want {
 				t.Errorf("speakers paced: %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
+
+// A restarted operator reads frr-k8s's pods when some may have been left by
+// their DaemonSet: its other objects are still there, it is not.
+func TestFRRK8sMayBeLeaving(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cluster func(*testing.T, Options) *Snapshot
+		want    bool
+	}{
+		{"native, frr-k8s never used", running("A"), false},
+		{"frr-k8s running", runningWith("A", frrK8sSpec), false},
+		{"its DaemonSet going", with(runningWith("A", frrK8sSpec), frrK8sDaemonGoing), true},
+		{"its DaemonSet gone, its other objects kept", with(runningWith("A", frrK8sSpec), frrK8sDaemonGone), true},
+		{"all of it gone but its CRDs", with(runningWith("A", frrK8sSpec), func(s *Snapshot) {
+			for key := range s.Owned {
+				if strings.HasPrefix(key.Name, manifests.FRRK8sPrefix) {
+					delete(s.Owned, key)
+				}
+			}
+		}), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := FRRK8sMayBeLeaving(tc.cluster(t, planOptions()), manifests.DefaultNamespace); got != tc.want {
+				t.Errorf("FRRK8sMayBeLeaving = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -44,8 +44,11 @@ func (p *Plan) conditions(actErr error) status.Conditions {
 	cs.Set(status.Degraded, degraded, reason, message)
 	available, reason, message := p.available()
 	cs.Set(status.Available, available, reason, message)
-	if p.tracking.InFlight() && p.deployed() {
+	switch {
+	case p.tracking.InFlight() && p.deployed():
 		cs.Set(status.Progressing, metav1.ConditionTrue, "RollingOut", p.progressMessage())
+	case p.frrK8sLeaving && p.deployed():
+		cs.Set(status.Progressing, metav1.ConditionTrue, "RollingOut", p.leavingMessage())
 	}
 	if p.hung {
 		cs.Set(status.Upgradeable, metav1.ConditionFalse, ReasonRolloutHung, "A rollout of MetalLB is hung: fix it before upgrading.")

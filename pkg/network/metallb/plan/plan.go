@@ -25,6 +25,7 @@ const MonitoringRetry = time.Second
 func Make(s *Snapshot, opts Options, now time.Time) *Plan {
 	p := makePlan(s, opts, now)
 	p.lookAgainWithin(p.recheck)
+	p.lookAgainWithin(p.handoverRecheck)
 	if s.MonitoringPending {
 		p.lookAgainWithin(MonitoringRetry)
 	}
@@ -133,7 +134,7 @@ func (p *Plan) deploy(s *Snapshot, settings manifests.Settings, desired []*unstr
 	} else {
 		p.Apply = changed(s, p.holdBehind(s, settings, want))
 		// What is held back is still wanted: pruning goes by want.
-		p.Prune = refsOfObjects(p.keepFRRK8sWhileUsed(s, want, prunable(s, want)))
+		p.Prune = refsOfObjects(p.leaveNodeByNode(s, want, p.keepFRRK8sWhileUsed(s, want, prunable(s, want))))
 	}
 	p.WatchConfigs = true
 	p.Notices = append(p.Notices, ignoredNotices(s.Configs.Elsewhere, p.opts.Namespace)...)

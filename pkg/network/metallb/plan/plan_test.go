@@ -42,10 +42,12 @@ type planCase struct {
 type planned struct {
 	apply, held, withheld, prune []string
 	adopt                        []string
-	conditions                   []string
-	events                       []string
-	version                      string
-	requeue                      time.Duration
+	// orphaned are deleted leaving what they own; retired, pods deleted.
+	orphaned, retired []string
+	conditions        []string
+	events            []string
+	version           string
+	requeue           time.Duration
 	// statuses are the MetalLB objects whose status is written: "namespace/name".
 	statuses []string
 }
@@ -84,6 +86,8 @@ func checkPlan(t *testing.T, p *Plan, r Report, want planned) {
 	checkList(t, "applied", names(p.Apply), want.apply)
 	checkList(t, "pruned", refNames(p.Prune), want.prune)
 	checkList(t, "adopted", refNames(p.Adopt), want.adopt)
+	checkList(t, "orphaned", refNames(p.Orphan), want.orphaned)
+	checkList(t, "retired", refNames(p.Retire), want.retired)
 	checkList(t, "held", heldOf(p.Held), want.held)
 	checkList(t, "withheld", heldOf(p.Withheld), want.withheld)
 	checkList(t, "Events", eventsOf(p, r), want.events)

@@ -34,6 +34,10 @@ type Plan struct {
 	Withheld []Held
 	// Prune are owned objects no longer wanted, in the order to delete them.
 	Prune []objects.Ref
+	// Orphan are owned objects to delete leaving what they own: frr-k8s's
+	// DaemonSet, whose pods then leave the nodes a batch at a time, the pods
+	// of Retire (leaveNodeByNode).
+	Orphan, Retire []objects.Ref
 	// ConversionOff is the BGPPeer CRD whose conversion webhook is taken away
 	// before Apply (see gateConversion); nil leaves it.
 	ConversionOff *objects.Ref
@@ -85,7 +89,12 @@ type Plan struct {
 	// hungNodes name the nodes whose speaker, or whose frr-k8s, is not ready.
 	hungNodes, hungFRRK8sNodes []string
 	// maxUnavailable is the speakers' rollout pace, for Available.
-	maxUnavailable  intstr.IntOrString
+	maxUnavailable intstr.IntOrString
+	// frrK8sLeaving: frr-k8s's pods leave the nodes, frr-k8sPods run still;
+	// handoverRecheck is when to look at them again (leaveNodeByNode).
+	frrK8sLeaving   bool
+	frrK8sPods      int
+	handoverRecheck time.Duration
 	clusterOperator *configv1.ClusterOperator
 	// rendered are the objects the module wants in the cluster, for the
 	// ClusterOperator's relatedObjects.

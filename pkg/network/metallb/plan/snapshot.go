@@ -63,13 +63,19 @@ type Snapshot struct {
 	// Reports are what MetalLB's speakers and frr-k8s report failing in
 	// their announcing.
 	Reports Reports
-	// Tracking is the rollout tracking kept on the namespace.
-	Tracking status.Tracking
+	// Tracking is the rollout tracking kept on the namespace, and
+	// TrackingVersion the namespace's resourceVersion it was read at.
+	Tracking        status.Tracking
+	TrackingVersion string
 	// SpeakerPods and FRRK8sPods are the pods of the speakers' and of
 	// frr-k8s's DaemonSets, read only when the rollout tracked may be hung
-	// (MayBeHung): reading them on every reconcile of a rollout over
+	// (MayBeHung) or frr-k8s's pods may be leaving the nodes
+	// (FRRK8sMayBeLeaving): reading them on every reconcile of a rollout over
 	// thousands of nodes was most of the operator's CPU.
 	SpeakerPods, FRRK8sPods []corev1.Pod
+	// FRRK8sLeftAt is when the last batch of frr-k8s's pods leaving the
+	// nodes was deleted, or when the operator started (leaveNodeByNode).
+	FRRK8sLeftAt time.Time
 	// PodCreations are what the DaemonSet controller said of creating the
 	// pods of MetalLB's DaemonSets (its FailedCreate and SuccessfulCreate
 	// Events): a DaemonSet has no condition that says its pods are refused.
