@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -99,19 +100,21 @@ func ownedWholeOthersLookedUp(obj any) (any, error) {
 }
 
 // podReadinessOnly keeps of a MetalLB pod what names a hung rollout's nodes,
-// its node and whether it is ready, and whether it is owned and going (frr-k8s
-// leaving its nodes, plan.FRRK8sMayBeLeaving). A speaker runs on every node:
-// whole pods would cost memory in step with the cluster's size.
+// its node and whether it is ready, and of frr-k8s's whether it is owned and
+// going (frr-k8s leaving the nodes, plan.FRRK8sMayBeLeaving). A speaker runs
+// on every node: whole pods would cost memory in step with the cluster's size.
 func podReadinessOnly(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil
 	}
 	kept := &corev1.Pod{
-		TypeMeta: p.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion, Labels: p.Labels,
-			OwnerReferences: p.OwnerReferences, DeletionTimestamp: p.DeletionTimestamp},
-		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName},
+		TypeMeta:   p.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion, Labels: p.Labels},
+		Spec:       corev1.PodSpec{NodeName: p.Spec.NodeName},
+	}
+	if manifests.FRRK8sPods.AsSelector().Matches(labels.Set(p.Labels)) {
+		kept.OwnerReferences, kept.DeletionTimestamp = p.OwnerReferences, p.DeletionTimestamp
 	}
 	if c := status.PodReadyCondition(p); c != nil {
 		kept.Status.Conditions = []corev1.PodCondition{{Type: c.Type, Status: c.Status}}
