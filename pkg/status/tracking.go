@@ -57,17 +57,17 @@ func Track(prev Tracking, target string, rollouts []Rollout, now time.Time, refr
 // stepOf tells how far the rollouts to target are in tenths of all their
 // pods (a Deployment's replicas, a DaemonSet's nodes) done, updated and
 // available: 0 to 10. A workload not yet written for target, or whose
-// controller has not seen its spec yet, has none done; a Deployment's pod of
-// an old template still running may be the available one, and counts against
-// it (so that its going is a step, recorded at once). While pods of the old
-// template come and go the step may fall back; Track records only a further
-// one.
+// controller has not seen its spec yet, has none done; each pod of an old
+// template a Deployment still runs counts one fewer done, as a Deployment is
+// not done until they are gone (Rollout.Done), so that their going is a step,
+// recorded at once. While pods of the old template come and go the step may
+// fall back; Track records only a further one.
 func stepOf(rollouts []Rollout, target string) int {
 	var desired, done int64
 	for _, r := range rollouts {
 		desired += r.Desired
 		if r.Observed && r.Version == target {
-			done += max(min(r.Updated, r.Available-r.Old, r.Desired), 0)
+			done += max(min(r.Updated, r.Available, r.Desired)-r.Old, 0)
 		}
 	}
 	if desired == 0 {

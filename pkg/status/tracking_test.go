@@ -143,7 +143,9 @@ func TestStepOf(t *testing.T) {
 		{"updated, not available", []Rollout{{Version: "B", Desired: 3, Updated: 3, Available: 1, Observed: true}}, 3},
 		{"both workloads", speakers(999), 4},
 		{"surging", []Rollout{{Version: "B", Desired: 1, Updated: 2, Available: 2, Observed: true}}, 10},
-		{"the old replica still running, maybe the available one", []Rollout{{Version: "B", Desired: 1, Updated: 1, Available: 1, Old: 1, Observed: true}}, 0},
+		{"the new replica available, the old one still running", []Rollout{{Version: "B", Desired: 1, Updated: 1, Available: 2, Old: 1, Observed: true}}, 0},
+		{"the old replica the available one", []Rollout{{Version: "B", Desired: 1, Updated: 1, Available: 1, Old: 1, Observed: true}}, 0},
+		{"the old replica gone", []Rollout{{Version: "B", Desired: 1, Updated: 1, Available: 1, Observed: true}}, 10},
 	} {
 		if got := stepOf(tc.rollouts, "B"); got != tc.want {
 			t.Errorf("%s: step %d, want %d", tc.name, got, tc.want)

@@ -20,6 +20,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/apis/metallb/v1beta1"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
+	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/status"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
@@ -48,12 +49,17 @@ func TestHungRolloutNamesTheNodes(t *testing.T) {
 	m.waitCRDs(t)
 	// The controller is kept on the healthy nodes from its first write: the
 	// scheduler could put it on a stuck one, where it would hang too, and a
-	// pod of its first template left there is never confirmed gone.
+	// pod of its first template left there is never confirmed gone. The
+	// MetalLB object activates MetalLB: the pool comes once the controller is
+	// written, else the pool's event, on another watch, may come first.
 	obj := &v1beta1.MetalLB{ObjectMeta: metav1.ObjectMeta{Namespace: manifests.DefaultNamespace, Name: manifests.ObjectName},
 		Spec: v1beta1.MetalLBSpec{ControllerNodeSelector: v1beta1.NodeSelector{"example.com/healthy": "true"}}}
 	if err := m.client.Create(ctx, obj); err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, "the controller written", time.Minute, func(context.Context) (bool, error) {
+		return m.get(t, objects.Deployment, manifests.DefaultNamespace, manifests.ControllerName) != nil, nil
+	})
 	m.createPool(t, manifests.DefaultNamespace, "pool1")
 	// The rollout goes as far as it can: then it makes no progress.
 	m.waitProgressing(t, "controller: 1 of 1 replicas updated, speaker: 5 of 5 nodes updated, 2 unavailable")
