@@ -99,6 +99,10 @@ func ownedWholeOthersLookedUp(obj any) (any, error) {
 	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": meta}}, nil
 }
 
+// frrK8sPodSelector selects frr-k8s's pods, made once: podReadinessOnly
+// runs for every event of every speaker.
+var frrK8sPodSelector = manifests.FRRK8sPods.AsSelector()
+
 // podReadinessOnly keeps of a MetalLB pod what names a hung rollout's nodes,
 // its node and whether it is ready, and of frr-k8s's whether it is owned and
 // going (frr-k8s leaving the nodes, plan.FRRK8sMayBeLeaving). A speaker runs
@@ -113,7 +117,7 @@ func podReadinessOnly(obj any) (any, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion, Labels: p.Labels},
 		Spec:       corev1.PodSpec{NodeName: p.Spec.NodeName},
 	}
-	if manifests.FRRK8sPods.AsSelector().Matches(labels.Set(p.Labels)) {
+	if frrK8sPodSelector.Matches(labels.Set(p.Labels)) {
 		kept.OwnerReferences, kept.DeletionTimestamp = p.OwnerReferences, p.DeletionTimestamp
 	}
 	if c := status.PodReadyCondition(p); c != nil {

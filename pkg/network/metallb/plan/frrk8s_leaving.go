@@ -52,18 +52,11 @@ func (p *Plan) leaveNodeByNode(s *Snapshot, want, prune []*unstructured.Unstruct
 		return prune
 	}
 	p.frrK8sLeaving, p.frrK8sPods = true, len(s.FRRK8sPods)
-	reason := "frr-k8s's pods have not left every node yet: it goes once they have"
-	var out []*unstructured.Unstructured
-	for i, o := range prune {
-		switch {
-		case i == daemon && handover:
-			p.Orphan = append(p.Orphan, objects.RefOf(o))
-		case strings.HasPrefix(o.GetName(), manifests.FRRK8sPrefix):
-			p.Held = append(p.Held, Held{o, reason})
-		default:
-			out = append(out, o)
-		}
+	if daemon >= 0 && handover {
+		p.Orphan = append(p.Orphan, objects.RefOf(prune[daemon]))
+		prune = slices.Delete(slices.Clone(prune), daemon, daemon+1)
 	}
+	out := p.holdFRRK8s(prune, "frr-k8s's pods have not left every node yet: it goes once they have")
 	switch {
 	case len(leaving) == 0:
 	case handover:

@@ -101,10 +101,15 @@ func (p *Plan) keepFRRK8sWhileUsed(s *Snapshot, want, prune []*unstructured.Unst
 	if i < 0 || finishedRollout(s, want, speakerRef, want[i].GetAnnotations()[manifests.ReleaseVersionAnnotation]) && !writing(s, want, speakerRef) {
 		return prune
 	}
+	return p.holdFRRK8s(prune, "the speakers have not finished rolling out without this frr-k8s: it goes once they have")
+}
+
+// holdFRRK8s keeps frr-k8s's objects out of prune, held for why.
+func (p *Plan) holdFRRK8s(prune []*unstructured.Unstructured, why string) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
 	for _, o := range prune {
 		if strings.HasPrefix(o.GetName(), manifests.FRRK8sPrefix) {
-			p.Held = append(p.Held, Held{o, "the speakers have not finished rolling out without this frr-k8s: it goes once they have"})
+			p.Held = append(p.Held, Held{o, why})
 			continue
 		}
 		out = append(out, o)
