@@ -41,7 +41,7 @@ func Track(prev Tracking, target string, rollouts []Rollout, now time.Time, refr
 		return Tracking{Version: target}
 	}
 	next := prev
-	progress, step := progressOf(rollouts), stepOf(rollouts, target)
+	progress, step := progressOf(rollouts, target), stepOf(rollouts, target)
 	switch {
 	case prev.Target != target:
 		next.Target, next.Since = target, metav1.NewMicroTime(now)
@@ -79,7 +79,7 @@ func stepOf(rollouts []Rollout, target string) int {
 // ProgressDue tells how long until the progress the rollouts show, not yet
 // recorded and within the step recorded, may be; 0 when it is recorded.
 func (t Tracking) ProgressDue(rollouts []Rollout, now time.Time, refresh time.Duration) time.Duration {
-	if !t.InFlight() || t.Progress == progressOf(rollouts) {
+	if !t.InFlight() || t.Progress == progressOf(rollouts, t.Target) {
 		return 0
 	}
 	return max(refresh-now.Sub(t.LastProgress.Time), 0)
@@ -105,12 +105,18 @@ func allDone(rollouts []Rollout, target string) bool {
 	return true
 }
 
-// progressOf says how far the rollouts are, each by its message, which
-// changes with its counts.
-func progressOf(rollouts []Rollout) string {
+// progressOf says how far the rollouts to target are, each by its message,
+// which changes with its counts. A workload not yet written for target has
+// not started: its counts are of its earlier template, and "speaker: 50 of
+// 50 nodes updated" while the controller rolled out told an SRE the speakers
+// were done before they began.
+func progressOf(rollouts []Rollout, target string) string {
 	parts := make([]string, len(rollouts))
 	for i, r := range rollouts {
 		parts[i] = r.Message()
+		if !r.Absent && r.Version != target {
+			parts[i] = r.Name + ": not started"
+		}
 	}
 	return strings.Join(parts, ", ")
 }

@@ -89,7 +89,7 @@ func TestTrackRecordsSteps(t *testing.T) {
 			if recorded := got != started; recorded != tc.recorded {
 				t.Fatalf("recorded %t, want %t: %+v", recorded, tc.recorded, got)
 			}
-			if tc.recorded && (got.Progress != progressOf(speakers(tc.updated)) || !got.LastProgress.Time.Equal(now) ||
+			if tc.recorded && (got.Progress != progressOf(speakers(tc.updated), "B") || !got.LastProgress.Time.Equal(now) ||
 				got.Step != stepOf(speakers(tc.updated), "B") || !got.Since.Time.Equal(t0)) {
 				t.Fatalf("recorded %+v", got)
 			}
@@ -150,6 +150,22 @@ func TestStepOf(t *testing.T) {
 		if got := stepOf(tc.rollouts, "B"); got != tc.want {
 			t.Errorf("%s: step %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A workload not yet written for the target has not started: its counts, of
+// its earlier template, are not the target's.
+func TestProgressOfAWorkloadNotStarted(t *testing.T) {
+	rollouts := []Rollout{
+		{Kind: "Deployment", Name: "controller", Version: "B", Desired: 1, Updated: 0, Available: 1, Old: 1, Observed: true},
+		{Kind: "DaemonSet", Name: "speaker", Version: "A", Desired: 50, Updated: 50, Available: 50, Observed: true},
+	}
+	if got, want := progressOf(rollouts, "B"), "controller: 0 of 1 replicas updated, 1 old still running, speaker: not started"; got != want {
+		t.Errorf("progress %q, want %q", got, want)
+	}
+	rollouts[1].Version = "B"
+	if got, want := progressOf(rollouts, "B"), "controller: 0 of 1 replicas updated, 1 old still running, speaker: 50 of 50 nodes updated"; got != want {
+		t.Errorf("progress %q, want %q", got, want)
 	}
 }
 

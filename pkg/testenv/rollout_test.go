@@ -175,3 +175,31 @@ func describe(pods map[types.UID]*corev1.Pod) string {
 	}
 	return s
 }
+
+// With PodsReadyAfter kwok makes a pod ready no sooner than that after its
+// creation, as a kubelet waits for a readiness probe's initial delay.
+func TestPodsReadyAfter(t *testing.T) {
+	const after = 2 * time.Second
+	e := New(t, Options{Nodes: Nodes(1), PodsReadyAfter: after})
+	client := kubernetes.NewForConfigOrDie(e.Config)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: metav1.NamespaceDefault},
+		Spec: corev1.PodSpec{NodeName: "kwok-0", Containers: []corev1.Container{{Name: "probe", Image: "registry.example/probe:v1"}}}}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: pod.Namespace}} // no controller makes it
+	if _, err := client.CoreV1().ServiceAccounts(pod.Namespace).Create(t.Context(), sa, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	created := time.Now()
+	if _, err := client.CoreV1().Pods(pod.Namespace).Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		return err == nil && status.PodReady(p), err
+	})
+	if err != nil {
+		t.Fatalf("the pod never became ready: %v", err)
+	}
+	if ready := time.Since(created); ready < after {
+		t.Errorf("the pod was ready %s after its creation; want no sooner than %s", ready.Round(time.Millisecond), after)
+	}
+}

@@ -48,6 +48,12 @@ type Options struct {
 	// KwokIgnoresPods is a label selector of Pods whose status kwok leaves
 	// alone: another kubelet stand-in runs them (test/e2e/noderunner).
 	KwokIgnoresPods string
+	// PodsReadyAfter is how long kwok waits before it makes a new pod running
+	// and ready. By default it does at once, where a kubelet starts the
+	// containers and waits for a readiness probe's initial delay (10 s for
+	// MetalLB's speaker); a story that needs its rollouts to outlast what it
+	// injects sets it (kwokStages).
+	PodsReadyAfter time.Duration
 	// Address is the host address kube-apiserver listens on and advertises, so
 	// that programs in network namespaces reach it; it must exist when Start is
 	// called. Default 127.0.0.1.
@@ -117,7 +123,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		}
 	}
 	if opts.Kwok || len(opts.Nodes) > 0 {
-		if err := e.startKwok(opts.KwokIgnoresPods); err != nil {
+		if err := e.startKwok(opts.KwokIgnoresPods, opts.PodsReadyAfter); err != nil {
 			return nil, err
 		}
 		if err := e.AddNodes(ctx, opts.Nodes...); err != nil {
@@ -248,7 +254,7 @@ leaderElection:
 //go:embed kwok/pod-ready-again.yaml
 var podReadyAgain []byte
 
-func (e *Env) startKwok(ignorePods string) error {
+func (e *Env) startKwok(ignorePods string, podsReadyAfter time.Duration) error {
 	bin, err := Binary("kwok")
 	if err != nil {
 		return err
@@ -257,12 +263,19 @@ func (e *Env) startKwok(ignorePods string) error {
 	if err != nil {
 		return err
 	}
-	readyAgain := filepath.Join(e.Dir, "kwok-pod-ready-again.yaml")
+	stages, err := kwokStages(filepath.Join(filepath.Dir(bin), "kwok-stages.yaml"), podsReadyAfter)
+	if err != nil {
+		return err
+	}
+	stagesFile, readyAgain := filepath.Join(e.Dir, "kwok-stages.yaml"), filepath.Join(e.Dir, "kwok-pod-ready-again.yaml")
+	if err := os.WriteFile(stagesFile, stages, 0o600); err != nil {
+		return err
+	}
 	if err := os.WriteFile(readyAgain, podReadyAgain, 0o600); err != nil {
 		return err
 	}
 	args := []string{"--kubeconfig=" + kubeconfig,
-		"--config=" + filepath.Join(filepath.Dir(bin), "kwok-stages.yaml"), "--config=" + readyAgain,
+		"--config=" + stagesFile, "--config=" + readyAgain,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 		"--node-lease-duration-seconds=40",

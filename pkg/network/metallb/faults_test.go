@@ -41,7 +41,7 @@ func TestStoriesUnderFaults(t *testing.T) {
 		{"activation, drift and deactivation", activationEnv, testOptions(), activationStory},
 		// One node at a time: 50 steps, in each of which the version must
 		// not be reported early.
-		{"upgrade", upgradeEnv, releaseOptions("A"), func(t *testing.T, m *moduleEnv) {
+		{"upgrade", slowPodsUpgradeEnv, releaseOptions("A"), func(t *testing.T, m *moduleEnv) {
 			upgradeStory(t, m, intstr.FromInt32(1), nil)
 		}},
 		{"adoption", adoptionEnv, testOptions(), adoptionStory},
@@ -67,6 +67,19 @@ func TestStoriesUnderFaults(t *testing.T) {
 		})
 	}
 }
+
+// slowPodsUpgradeEnv is upgradeEnv with pods made ready 400 ms after their
+// creation. kwok makes them ready at once, and rolls 50 nodes out in some
+// 3 s, which the faults' delays (1-3 s a request held, 1 s after a 429) can
+// fill, leaving no write of the rollout's progress made before its end: the
+// story's check that Progressing told how far the speakers were could then
+// not hold. A kubelet takes longer still: the speaker's readiness probe
+// waits 10 s.
+var slowPodsUpgradeEnv = func() testenv.Options {
+	env := upgradeEnv
+	env.PodsReadyAfter = 400 * time.Millisecond
+	return env
+}()
 
 // waitQuiet waits until the module has made no write for quiet, within bound.
 func (m *moduleEnv) waitQuiet(t *testing.T, quiet, bound time.Duration) {

@@ -2,7 +2,6 @@ package metallb
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"time"
 
@@ -113,10 +112,7 @@ func (r *Reconciler) readOwned(ctx context.Context, s *plan.Snapshot) error {
 		return err
 	}
 	if ns := s.OwnedObject(objects.Namespace, "", r.opts.Namespace); ns != nil {
-		if data := ns.GetAnnotations()[manifests.TrackingAnnotation]; data != "" {
-			_ = json.Unmarshal([]byte(data), &s.Tracking) // a mangled annotation starts tracking afresh
-		}
-		s.TrackingVersion = ns.GetResourceVersion()
+		s.Tracking, s.TrackingVersion = trackingOf(ns), ns.GetResourceVersion()
 		if r.tracked.newerThan(s.TrackingVersion) {
 			s.Tracking, s.TrackingVersion = r.tracked.tracking, r.tracked.resourceVersion
 		}

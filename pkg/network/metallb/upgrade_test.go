@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -86,7 +88,7 @@ func upgradeStory(t *testing.T, m *moduleEnv, maxUnavailable intstr.IntOrString,
 	if got := m.memberlistKey(t); got != key {
 		t.Error("the memberlist key changed during the upgrade")
 	}
-	assertProgressReported(t, w.progress, w.progressAt)
+	w.assertProgressReported(t)
 	if len(w.restarts) > 0 {
 		t.Errorf("the upgrade finished before the restarts at %v updated speakers", w.restarts)
 	}
@@ -123,11 +125,13 @@ func (w *upgradeWatch) follow(t *testing.T, m *moduleEnv, version string) {
 		case e := <-w.pods.ResultChan():
 			if pod, ok := e.Object.(*corev1.Pod); ok {
 				w.update(e.Type, pod)
+				w.recordStep(version)
 				w.recordDown()
 				w.restartAt(t, m, version)
 			}
 		case e := <-w.metallbs.ResultChan():
 			if o, ok := e.Object.(*v1beta1.MetalLB); ok && w.reported(o, version) {
+				w.versionAt = time.Now()
 				// The new version shows: every node must run it, ready.
 				m.assertAllSpeakers(t, version)
 				return
@@ -141,9 +145,22 @@ func (w *upgradeWatch) follow(t *testing.T, m *moduleEnv, version string) {
 func (w *upgradeWatch) reported(o *v1beta1.MetalLB, version string) bool {
 	if c := meta.FindStatusCondition(o.Status.Conditions, status.Progressing); c != nil && c.Status == metav1.ConditionTrue && !w.progress[c.Message] {
 		w.progress[c.Message] = true
-		w.progressAt = append(w.progressAt, time.Now())
+		if m := updatedMessage.FindStringSubmatch(c.Message); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			w.updatedReports = append(w.updatedReports, updatedReport{nodes: n, at: time.Now()})
+		}
 	}
 	return o.Status.Version == version
+}
+
+// recordStep records when the speakers updated to version and ready first
+// reach each tenth of the nodes.
+func (w *upgradeWatch) recordStep(version string) {
+	for tenth, updated := 1, w.updated(version); tenth < 10 && tenth*upgradeNodes/10 <= updated; tenth++ {
+		if _, ok := w.stepAt[tenth]; !ok {
+			w.stepAt[tenth] = time.Now()
+		}
+	}
 }
 
 // restartAt restarts the module when the updated speakers reach the next
@@ -161,29 +178,36 @@ func (w *upgradeWatch) restartAt(t *testing.T, m *moduleEnv, version string) {
 	m.run(t, releaseOptions(version))
 }
 
-// progressGap bounds the time between two reports of a rollout's progress,
+// progressGap bounds how long a tenth of the nodes updated goes unreported,
 // faults or not: a progress write is due at each tenth of the nodes updated
-// (5 of 50, seconds apart on kwok nodes), and a failed one is tried again
-// within transient.MaxFailureBackoff.
+// and ready, and a failed one is tried again within
+// transient.MaxFailureBackoff.
 const progressGap = 15 * time.Second
 
+// updatedReport is a Progressing message saying how many nodes were
+// updated, and when it was first seen.
+type updatedReport struct {
+	nodes int
+	at    time.Time
+}
+
 // assertProgressReported checks that Progressing told how far the speakers
-// were, each new message within progressGap of the one before.
-func assertProgressReported(t *testing.T, messages map[string]bool, at []time.Time) {
+// were: some message with a count short of all the nodes, and each tenth of
+// the nodes updated and ready within progressGap, by a message counting as
+// many or by the version reported.
+func (w *upgradeWatch) assertProgressReported(t *testing.T) {
 	t.Helper()
-	for i := 1; i < len(at); i++ {
-		if gap := at[i].Sub(at[i-1]); gap > progressGap {
-			t.Errorf("the rollout's progress went unreported for %s (message %d of %d); want at most %s", gap.Round(time.Millisecond), i+1, len(at), progressGap)
+	for tenth, at := range w.stepAt {
+		nodes, reportedAt := tenth*upgradeNodes/10, w.versionAt
+		if i := slices.IndexFunc(w.updatedReports, func(r updatedReport) bool { return r.nodes >= nodes }); i >= 0 {
+			reportedAt = w.updatedReports[i].at
+		}
+		if lag := reportedAt.Sub(at); lag > progressGap {
+			t.Errorf("the rollout's progress went unreported for %s: %d of %d nodes were updated and ready; want at most %s", lag.Round(time.Millisecond), nodes, upgradeNodes, progressGap)
 		}
 	}
-	partial := 0
-	for msg := range messages {
-		if m := updatedMessage.FindStringSubmatch(msg); m != nil && m[1] != "0" && m[1] != "50" {
-			partial++
-		}
-	}
-	if partial == 0 {
-		t.Errorf("no Progressing message said how many of 50 nodes were updated; seen: %v", messages)
+	if !slices.ContainsFunc(w.updatedReports, func(r updatedReport) bool { return r.nodes > 0 && r.nodes < upgradeNodes }) {
+		t.Errorf("no Progressing message said how many of 50 nodes were updated; seen: %v", w.progress)
 	}
 }
 
@@ -242,11 +266,13 @@ type upgradeWatch struct {
 	history                    map[string][]string // per node, what its speaker pods went through
 	speakerDS                  *appsv1.DaemonSet   // as first seen, running release A
 	maxUnavailable             intstr.IntOrString
-	restarts                   []int           // updated speakers at which to restart the module
-	progress                   map[string]bool // Progressing messages seen
-	progressAt                 []time.Time     // when each was first seen
-	maxDown                    int             // most nodes seen without a ready speaker
-	downAt                     string          // what their pods went through, then
+	restarts                   []int             // updated speakers at which to restart the module
+	progress                   map[string]bool   // Progressing messages seen
+	updatedReports             []updatedReport   // those counting nodes updated, in order
+	stepAt                     map[int]time.Time // when each tenth of the nodes was updated and ready
+	versionAt                  time.Time         // when the new version was reported
+	maxDown                    int               // most nodes seen without a ready speaker
+	downAt                     string            // what their pods went through, then
 }
 
 func (m *moduleEnv) watchUpgrade(t testing.TB) *upgradeWatch {
@@ -257,7 +283,7 @@ func (m *moduleEnv) watchUpgrade(t testing.TB) *upgradeWatch {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &upgradeWatch{speakers: map[types.UID]*corev1.Pod{}, history: map[string][]string{}, progress: map[string]bool{}}
+	w := &upgradeWatch{speakers: map[types.UID]*corev1.Pod{}, history: map[string][]string{}, progress: map[string]bool{}, stepAt: map[int]time.Time{}}
 	for i := range pods.Items {
 		w.speakers[pods.Items[i].UID] = &pods.Items[i]
 	}

@@ -135,7 +135,7 @@ var backendCases = []planCase{
 			})),
 		want: planned{version: "A", statuses: []string{"metallb-system/metallb"}, held: []string{"DaemonSet/speaker: frr-k8s has not finished rolling out B"},
 			conditions: []string{"Degraded True RolloutHung: (Rolling out B: controller: 1 of 1 replicas updated, frr-k8s-statuscleaner: 1 of 1 replicas updated, " +
-				"frr-k8s-daemon: 2 of 3 nodes updated, 1 unavailable, speaker: 3 of 3 nodes updated); frr-k8s is not ready on nodes: node-2. Look at their pods"}}},
+				"frr-k8s-daemon: 2 of 3 nodes updated, 1 unavailable, speaker: not started); frr-k8s is not ready on nodes: node-2. Look at their pods"}}},
 }
 
 // platformFRRCases are the decisions of the frr-k8s backend where OpenShift's

@@ -146,7 +146,7 @@ var planCases = []planCase{
 		want: planned{apply: []string{"DaemonSet/speaker"}, version: "A", statuses: []string{"metallb-system/metallb"}, conditions: []string{"Degraded False AsExpected"}}},
 	{name: "upgrade, controller not rolled yet: the controller first, the speakers held", opts: releaseB, cluster: running("A"),
 		want: planned{apply: []string{"Deployment/controller"}, held: []string{"DaemonSet/speaker: the controller has not finished rolling out B"}, version: "A",
-			conditions: []string{"Progressing True RollingOut: Rolling out B: controller: 1 of 1 replicas updated, speaker: 3 of 3 nodes updated"}, requeue: 10 * time.Minute}},
+			conditions: []string{"Progressing True RollingOut: Rolling out B: controller: not started, speaker: not started"}, requeue: 10 * time.Minute}},
 	{name: "an adopted speaker, the controller rolled out: the speaker follows", cluster: with(running("A"), adoptedSpeaker),
 		want: planned{apply: []string{"DaemonSet/speaker"}, version: "A", conditions: []string{"Degraded False AsExpected"}, requeue: 10 * time.Minute}},
 	{name: "an adopted controller keeps a field of the other installation's: rolled out, the speakers follow all the same",
