@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -23,7 +24,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 )
+
+// controller-runtime's clients and managers here log through the tests or
+// not at all; without a root logger each prints a stack saying none was set.
+func init() { crlog.SetLogger(logr.Discard()) }
 
 func TestStopLeavesNoProcessesPortsOrFiles(t *testing.T) {
 	e := New(t, Options{ControllerManager: true, Scheduler: true, Nodes: Nodes(1)})

@@ -8,9 +8,16 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/go-logr/logr"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/bmlb/cluster-network-operator/test/e2e/noderunner"
 	"github.com/bmlb/cluster-network-operator/test/e2e/world"
 )
+
+// controller-runtime's clients and managers here log through the tests or
+// not at all; without a root logger each prints a stack saying none was set.
+func init() { crlog.SetLogger(logr.Discard()) }
 
 // operatorBinary is the cluster-network-operator built for this run,
 // backendBinary the HTTP server of the stories with real traffic, and

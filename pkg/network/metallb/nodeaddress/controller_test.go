@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -28,6 +29,10 @@ import (
 
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress/decide"
 )
+
+// controller-runtime's clients and managers here log through the tests or
+// not at all; without a root logger each prints a stack saying none was set.
+func init() { ctrl.SetLogger(logr.Discard()) }
 
 // What the mode writes, against a real API server with two kwok nodes: its
 // class is served; a Service with no class that another controller addressed
