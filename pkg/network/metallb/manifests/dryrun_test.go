@@ -3,12 +3,18 @@ package manifests
 import (
 	"testing"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/bmlb/cluster-network-operator/pkg/apply"
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
+
+// controller-runtime's client here logs nothing worth reading; without a root
+// logger it prints a stack saying none was set.
+func init() { crlog.SetLogger(logr.Discard()) }
 
 // Every object of every scenario is accepted by a real kube-apiserver: schema,
 // defaulting and admission, through a server-side dry-run apply.
