@@ -263,14 +263,11 @@ func (e *Env) startKwok(ignorePods string, podsReadyAfter time.Duration) error {
 	if err != nil {
 		return err
 	}
-	stages, err := kwokStages(filepath.Join(filepath.Dir(bin), "kwok-stages.yaml"), podsReadyAfter)
+	stagesFile, err := e.kwokStages(filepath.Join(filepath.Dir(bin), "kwok-stages.yaml"), podsReadyAfter)
 	if err != nil {
 		return err
 	}
-	stagesFile, readyAgain := filepath.Join(e.Dir, "kwok-stages.yaml"), filepath.Join(e.Dir, "kwok-pod-ready-again.yaml")
-	if err := os.WriteFile(stagesFile, stages, 0o600); err != nil {
-		return err
-	}
+	readyAgain := filepath.Join(e.Dir, "kwok-pod-ready-again.yaml")
 	if err := os.WriteFile(readyAgain, podReadyAgain, 0o600); err != nil {
 		return err
 	}

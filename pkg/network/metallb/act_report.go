@@ -81,8 +81,8 @@ func (r *Reconciler) trackingRead(s *plan.Snapshot, p *plan.Plan) string {
 	return s.TrackingVersion
 }
 
-// trackingWrite is the tracking this operator last wrote, and the namespace's
-// resourceVersion that write made.
+// trackingWrite is the tracking this operator last wrote, or read from the
+// API server after a conflict, and the namespace's resourceVersion then.
 type trackingWrite struct {
 	tracking        status.Tracking
 	resourceVersion string

@@ -73,7 +73,8 @@ type Reconciler struct {
 	// frrK8sLeftAt is when the last batch of frr-k8s's pods leaving the
 	// nodes was deleted; a restarted operator waits as if at its start.
 	frrK8sLeftAt time.Time
-	// tracked is the tracking last written, for a cache behind it.
+	// tracked is the tracking last known from the API server (its own last
+	// write, or a read after a conflict), for a cache behind it.
 	tracked trackingWrite
 }
 
