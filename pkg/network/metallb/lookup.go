@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -138,36 +137,37 @@ func lookupOnly(obj any) (any, error) {
 	return &metav1.PartialObjectMetadata{TypeMeta: o.TypeMeta, ObjectMeta: kept}, nil
 }
 
-// watchLookups has a reconcile follow what happens to the objects of the
-// rendered names that are not the module's, and to MetalLB's workloads of
-// other names: another installation's objects appearing, changing hands or
-// going; and to the CRDs of the monitoring kinds. A shared kind's one watch
-// follows the module's own objects too.
-func watchLookups(b *builder.Builder, c lookupCache, inv manifests.Inventory) *builder.Builder {
+// lookupSource has a reconcile follow what happens to the objects of a
+// rendered kind at the rendered names that are not the module's, and to
+// MetalLB's workloads of other names: another installation's objects
+// appearing, changing hands or going; and to the CRDs of the monitoring
+// kinds. A shared kind's one watch follows the module's own objects too.
+func (r *Reconciler) lookupSource(gvk schema.GroupVersionKind) source.Source {
+	isOwned := func(o client.Object) bool { return manifests.Owned(o.GetLabels()) }
+	relevant := func(o client.Object) bool {
+		key := objects.Key{GroupKind: gvk.GroupKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
+		return r.rendered[key] || manifests.ComponentOf(o.GetLabels()) != ""
+	}
+	if r.lookup.shared[gvk] {
+		// kube-proxy's configuration too, the one ConfigMap of kube-system
+		// the cache holds: the preflight checks read it.
+		return source.Kind(r.cache, client.Object(objects.Empty(gvk)), handler.EnqueueRequestsFromMapFunc(enqueue),
+			predicate.NewPredicateFuncs(func(o client.Object) bool { return isOwned(o) || relevant(o) || isKubeProxyConfig(o) }))
+	}
+	foreign := predicate.NewPredicateFuncs(func(o client.Object) bool { return relevant(o) && !isOwned(o) })
+	return source.Kind(r.lookup.Cache, client.Object(objects.Metadata(gvk)), handler.EnqueueRequestsFromMapFunc(enqueue), foreign)
+}
+
+// renderedKeys are the keys of the objects the module renders, and of
+// prometheus-operator's CRDs, whose appearing or going turns the monitoring
+// objects on or off: what the lookups follow.
+func renderedKeys(inv manifests.Inventory) map[objects.Key]bool {
 	rendered := map[objects.Key]bool{}
 	for _, o := range inv.Objects {
 		rendered[objects.KeyOf(o)] = true
 	}
-	// prometheus-operator's CRDs appearing or going turn the monitoring
-	// objects on or off.
 	for _, name := range manifests.MonitoringCRDs() {
 		rendered[objects.Key{GroupKind: objects.CustomResourceDefinition.GroupKind(), Name: name}] = true
 	}
-	for _, gvk := range inv.Kinds {
-		isOwned := func(o client.Object) bool { return manifests.Owned(o.GetLabels()) }
-		relevant := func(o client.Object) bool {
-			key := objects.Key{GroupKind: gvk.GroupKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
-			return rendered[key] || manifests.ComponentOf(o.GetLabels()) != ""
-		}
-		if c.shared[gvk] {
-			// kube-proxy's configuration too, the one ConfigMap of kube-system
-			// the cache holds: the preflight checks read it.
-			b = b.Watches(objects.Empty(gvk), handler.EnqueueRequestsFromMapFunc(enqueue), builder.WithPredicates(
-				predicate.NewPredicateFuncs(func(o client.Object) bool { return isOwned(o) || relevant(o) || isKubeProxyConfig(o) })))
-			continue
-		}
-		foreign := predicate.NewPredicateFuncs(func(o client.Object) bool { return relevant(o) && !isOwned(o) })
-		b = b.WatchesRawSource(source.Kind(c.Cache, client.Object(objects.Metadata(gvk)), handler.EnqueueRequestsFromMapFunc(enqueue), foreign))
-	}
-	return b
+	return rendered
 }

@@ -28,9 +28,10 @@ import (
 
 // observe reads the snapshot, as the plan of now needs it.
 func (r *Reconciler) observe(ctx context.Context, now time.Time) (*plan.Snapshot, error) {
-	s := &plan.Snapshot{Maintenance: r.maintenance.Report(), FRRK8sLeftAt: r.frrK8sLeftAt}
+	s := &plan.Snapshot{Maintenance: r.maintenance.Report(), FRRK8sLeftAt: r.frrK8sLeftAt, FoundationOnly: !r.everyKind}
 	for _, read := range []func(context.Context, *plan.Snapshot) error{
-		r.readMetalLBs, r.readPlatform, r.readOwned, r.readMonitoring, r.readForeign, r.readWorkloads, r.readMemberlistKeys, r.readConfigs,
+		r.readMetalLBs, r.readPlatform, r.readOwned, r.readMonitoring, r.readForeign, r.readWorkloads, r.readMemberlistKeys,
+		r.readMemberlistFound, r.readConfigs,
 		r.readAdvertisements, r.readConfigStates, r.readClasses, r.readClusterOperator, r.readClusterTLSProfile,
 		r.readPlatformFRRK8s, r.readPreflight, r.readReports,
 	} {
@@ -107,8 +108,8 @@ func (r *Reconciler) readPlatform(ctx context.Context, s *plan.Snapshot) error {
 // readOwned lists the objects of every kind the module renders that carry the
 // ownership labels, and the tracking kept on the namespace among them.
 func (r *Reconciler) readOwned(ctx context.Context, s *plan.Snapshot) error {
-	s.Owned, s.Kinds = map[objects.Key]*unstructured.Unstructured{}, r.inventory.Kinds
-	if err := listOwned(ctx, r.client, r.inventory.Kinds, s.Owned); err != nil {
+	s.Owned, s.Kinds = map[objects.Key]*unstructured.Unstructured{}, r.kindsRead()
+	if err := listOwned(ctx, r.client, s.Kinds, s.Owned); err != nil {
 		return err
 	}
 	if ns := s.OwnedObject(objects.Namespace, "", r.opts.Namespace); ns != nil {

@@ -26,8 +26,9 @@ import (
 // owned one if it is owned, else the lookup cache (the other may lag).
 func (r *Reconciler) readForeign(ctx context.Context, s *plan.Snapshot) error {
 	var missing []*unstructured.Unstructured
+	read := s.Kinds
 	for _, o := range r.inventory.Objects {
-		if o.GroupVersionKind() != objects.Namespace && s.Owned[objects.KeyOf(o)] == nil {
+		if o.GroupVersionKind() != objects.Namespace && slices.Contains(read, o.GroupVersionKind()) && s.Owned[objects.KeyOf(o)] == nil {
 			missing = append(missing, o)
 		}
 	}
@@ -51,6 +52,9 @@ func (r *Reconciler) readForeign(ctx context.Context, s *plan.Snapshot) error {
 // namespace. Their component label must match their kind (metallbWorkloads
 // names both).
 func (r *Reconciler) readWorkloads(ctx context.Context, s *plan.Snapshot) error {
+	if s.FoundationOnly {
+		return nil
+	}
 	for _, w := range metallbWorkloads {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(w.kind.GroupVersion().WithKind(w.kind.Kind + "List"))
@@ -73,6 +77,25 @@ var metallbWorkloads = []struct {
 	kind      schema.GroupVersionKind
 	component string
 }{{objects.Deployment, manifests.ControllerName}, {objects.DaemonSet, manifests.SpeakerName}}
+
+// readMemberlistFound reads, once, whether MetalLB's memberlist Secret
+// exists, while only the Foundation's kinds are read: the Secrets' informers
+// have not started, and it tells that MetalLB was deployed here.
+func (r *Reconciler) readMemberlistFound(ctx context.Context, s *plan.Snapshot) error {
+	if !s.FoundationOnly {
+		return nil
+	}
+	if r.memberlistFound == nil {
+		secret := objects.Metadata(objects.Secret)
+		err := r.apiReader.Get(ctx, types.NamespacedName{Namespace: r.opts.Namespace, Name: manifests.MemberlistSecret}, secret)
+		if client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		r.memberlistFound = new(err == nil)
+	}
+	s.MemberlistFound = *r.memberlistFound
+	return nil
+}
 
 // readMemberlistKeys reads which keys the memberlist Secret holds while it is
 // another installation's: the lookups keep no data. It is read from the API

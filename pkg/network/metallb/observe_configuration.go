@@ -52,20 +52,31 @@ func (r *Reconciler) startConfigInformers(ctx context.Context) {
 	if _, err := r.client.RESTMapper().RESTMapping(manifests.IPAddressPoolKind.GroupKind(), manifests.IPAddressPoolKind.Version); err != nil {
 		return
 	}
-	informed := []client.Object{&metallbv1beta1.BGPAdvertisement{}, &metallbv1beta1.L2Advertisement{}, &metallbv1beta2.BGPPeer{},
-		&metallbv1beta1.ConfigurationState{}, &metallbv1beta1.IPAddressPool{}}
+	var informed []client.Object
 	for _, gvk := range manifests.ConfigKinds {
 		informed = append(informed, objects.Metadata(gvk))
+	}
+	if r.everyKind {
+		informed = append(informed, typedConfigObjects()...)
 	}
 	for _, o := range informed {
 		_, _ = r.cache.GetInformer(ctx, o, cache.BlockUntilSynced(false))
 	}
 }
 
+// typedConfigObjects are the kinds of what the checks read of MetalLB's
+// configuration and reports, whole (the metadata tells whether MetalLB is
+// asked for): their informers start with every rendered kind's.
+func typedConfigObjects() []client.Object {
+	return []client.Object{&metallbv1beta1.BGPAdvertisement{}, &metallbv1beta1.L2Advertisement{}, &metallbv1beta2.BGPPeer{},
+		&metallbv1beta1.ConfigurationState{}, &metallbv1beta1.IPAddressPool{}}
+}
+
 // readAdvertisements reads MetalLB's advertisements, BGPPeers and pools'
-// addresses in its namespace, once their kinds are served.
+// addresses in its namespace, once their kinds are served and their
+// informers run (not with FoundationOnly).
 func (r *Reconciler) readAdvertisements(ctx context.Context, s *plan.Snapshot) error {
-	if !s.Configs.Served {
+	if !s.Configs.Served || s.FoundationOnly {
 		return nil
 	}
 	in := client.InNamespace(r.opts.Namespace)
@@ -88,7 +99,7 @@ func (r *Reconciler) readAdvertisements(ctx context.Context, s *plan.Snapshot) e
 // they loaded, once their kind is served: MetalLB's CRDs before v0.16, which
 // a hand install being taken over may have, lack it.
 func (r *Reconciler) readConfigStates(ctx context.Context, s *plan.Snapshot) error {
-	if !s.Configs.Served {
+	if !s.Configs.Served || s.FoundationOnly {
 		return nil
 	}
 	var list metallbv1beta1.ConfigurationStateList

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	networkingv1 "k8s.io/api/networking/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -28,16 +27,12 @@ func isKubeProxyConfig(o client.Object) bool {
 
 // readPreflight reads what the checks beyond MetalLB's objects read but the
 // nodes and the pools (readPlatform, readAdvertisements): kube-proxy's
-// configuration and the cluster's Service networks.
+// configuration (once the ConfigMaps' informer runs: not with
+// FoundationOnly) and the cluster's Service networks.
 func (r *Reconciler) readPreflight(ctx context.Context, s *plan.Snapshot) error {
-	cm := objects.Empty(objects.ConfigMap)
-	switch err := r.cache.Get(ctx, kubeProxyConfig, cm); {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return err
-	default:
-		if conf, ok, _ := unstructured.NestedString(cm.Object, "data", "config.conf"); ok {
-			s.Preflight.KubeProxyConfig = &conf
+	if !s.FoundationOnly {
+		if err := r.readKubeProxyConfig(ctx, s); err != nil {
+			return err
 		}
 	}
 	if !r.serviceCIDRAPI {
@@ -48,5 +43,17 @@ func (r *Reconciler) readPreflight(ctx context.Context, s *plan.Snapshot) error 
 		return err
 	}
 	s.Preflight.ServiceNetworks = plan.ServiceNetworksOf(cidrs.Items)
+	return nil
+}
+
+func (r *Reconciler) readKubeProxyConfig(ctx context.Context, s *plan.Snapshot) error {
+	cm := objects.Empty(objects.ConfigMap)
+	err := r.cache.Get(ctx, kubeProxyConfig, cm)
+	if err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if conf, ok, _ := unstructured.NestedString(cm.Object, "data", "config.conf"); ok {
+		s.Preflight.KubeProxyConfig = &conf
+	}
 	return nil
 }

@@ -49,6 +49,7 @@ type Reconciler struct {
 	// networks a pool must not overlap.
 	serviceCIDRAPI bool
 	inventory      manifests.Inventory
+	rendered       map[objects.Key]bool // what the lookups follow (renderedKeys)
 	reporter       publish.Reporter
 
 	manager     ctrl.Manager
@@ -60,7 +61,13 @@ type Reconciler struct {
 
 	mu       sync.Mutex                       // held by Reconcile: what follows is its own
 	watching map[schema.GroupVersionKind]bool // configuration kinds watched
-	told     map[string]bool                  // the notices given, of the last plan only
+	// everyKind tells that the informers of every rendered kind run, not
+	// only the Foundation's (startEveryKind).
+	everyKind bool
+	// memberlistFound tells whether MetalLB's memberlist Secret was found,
+	// read once while only the Foundation's kinds are (readMemberlistFound).
+	memberlistFound *bool
+	told            map[string]bool // the notices given, of the last plan only
 	// monitoring is the cache of the module's monitoring objects while their
 	// CRDs exist.
 	monitoring *monitoringCache
@@ -99,6 +106,7 @@ func add(ctx context.Context, mgr ctrl.Manager, opts Options, inv manifests.Inve
 		opts:         opts.Options,
 		clock:        opts.Clock,
 		inventory:    inv,
+		rendered:     renderedKeys(inv),
 		reporter:     reporter,
 		nodeAddress:  nodeAddress,
 		watching:     map[schema.GroupVersionKind]bool{},
@@ -157,11 +165,10 @@ func (r *Reconciler) reconcile(ctx context.Context) (reconcile.Result, time.Dura
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	start := r.clock.Now()
-	s, err := r.observe(ctx, start)
+	s, p, err := r.observeAndPlan(ctx, start)
 	if err != nil {
-		return reconcile.Result{}, 0, fmt.Errorf("reading the cluster: %w", err)
+		return reconcile.Result{}, 0, err
 	}
-	p := plan.Make(s, r.opts, start) // the snapshot's time: what observe read for
 	if p.NodeAddress != nil {
 		// First: Services handed over to MetalLB lose the node addresses while
 		// its controller starts.
@@ -185,4 +192,24 @@ func (r *Reconciler) reconcile(ctx context.Context) (reconcile.Result, time.Dura
 		return reconcile.Result{RequeueAfter: held}, held, nil
 	}
 	return reconcile.Result{RequeueAfter: p.RequeueAfter}, held, nil
+}
+
+// observeAndPlan reads the snapshot and plans on it, for the snapshot's time
+// (what observe read for). A plan that needs every rendered kind read, and
+// not the Foundation's only, has their informers started, and the snapshot
+// read again.
+func (r *Reconciler) observeAndPlan(ctx context.Context, now time.Time) (*plan.Snapshot, *plan.Plan, error) {
+	for {
+		s, err := r.observe(ctx, now)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading the cluster: %w", err)
+		}
+		p := plan.Make(s, r.opts, now)
+		if !p.ReadEveryKind {
+			return s, p, nil
+		}
+		if err := r.startEveryKind(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
 }

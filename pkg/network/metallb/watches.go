@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
 	metallbv1beta2 "go.universe.tf/metallb/api/v1beta2"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,6 +28,7 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/explain"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodecache"
+	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/plan"
 	"github.com/bmlb/cluster-network-operator/pkg/objects"
 )
 
@@ -67,18 +70,74 @@ func (r *Reconciler) watches(b *builder.Builder) *builder.Builder {
 		reason := o.(*corev1.Event).Reason
 		return reason == reasonFailedCreate || reason == explain.ReasonAnnounceFailed
 	})))
-	// Every owned object, so that a deleted or edited one is restored at once
-	// (those of the shared kinds with the lookups).
-	for _, gvk := range r.inventory.Kinds {
+	for _, src := range r.kindSources(r.kindsRead()) {
+		b = b.WatchesRawSource(src)
+	}
+	return b.WatchesRawSource(source.Channel(r.maintenanceReported, all))
+}
+
+// kindSources are the watches of the rendered kinds given: of every owned
+// object, so that a deleted or edited one is restored at once (those of the
+// shared kinds with the lookups), and the lookups' (lookupSource).
+func (r *Reconciler) kindSources(kinds []schema.GroupVersionKind) []source.Source {
+	var sources []source.Source
+	for _, gvk := range kinds {
 		switch {
 		case gvk == objects.DaemonSet:
-			b = b.Watches(objects.Empty(gvk), statusPaced(StatusEvery))
+			sources = append(sources, source.Kind(r.cache, client.Object(objects.Empty(gvk)), statusPaced(StatusEvery)))
 		case !r.lookup.shared[gvk]:
-			b = b.Watches(objects.Empty(gvk), all)
+			sources = append(sources, source.Kind(r.cache, client.Object(objects.Empty(gvk)), handler.EnqueueRequestsFromMapFunc(enqueue)))
+		}
+		sources = append(sources, r.lookupSource(gvk))
+	}
+	return sources
+}
+
+// kindsRead are the rendered kinds whose informers run: the Foundation's
+// until a plan needs every kind (startEveryKind).
+func (r *Reconciler) kindsRead() []schema.GroupVersionKind {
+	if r.everyKind {
+		return r.inventory.Kinds
+	}
+	return slices.DeleteFunc(slices.Clone(r.inventory.Kinds), func(gvk schema.GroupVersionKind) bool { return !plan.IsFoundation(gvk) })
+}
+
+// startEveryKind starts the informers of the rendered kinds beyond the
+// Foundation's, all at once, waits for them to fill, and has the controller
+// watch them: the plan asked for every kind (plan.Plan.ReadEveryKind). They
+// run from then on.
+func (r *Reconciler) startEveryKind(ctx context.Context) error {
+	var rest []schema.GroupVersionKind
+	g, gctx := errgroup.WithContext(ctx)
+	for _, gvk := range r.inventory.Kinds {
+		if plan.IsFoundation(gvk) {
+			continue
+		}
+		rest = append(rest, gvk)
+		g.Go(func() error {
+			if _, err := r.cache.GetInformer(gctx, objects.Empty(gvk)); err != nil || r.lookup.shared[gvk] {
+				return err
+			}
+			_, err := r.lookup.GetInformer(gctx, objects.Metadata(gvk))
+			return err
+		})
+	}
+	for _, o := range typedConfigObjects() {
+		g.Go(func() error {
+			_, err := r.cache.GetInformer(gctx, o)
+			return ignoreNoMatch(err)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("starting the informers of every rendered kind: %w", err)
+	}
+	for _, src := range r.kindSources(rest) {
+		if err := r.controller.Watch(src); err != nil {
+			return err
 		}
 	}
-	b = b.WatchesRawSource(source.Channel(r.maintenanceReported, all))
-	return watchLookups(b, r.lookup, r.inventory)
+	r.everyKind = true
+	return nil
 }
 
 // statusPaced asks for a reconcile at once when a DaemonSet comes, goes, or
@@ -145,7 +204,9 @@ func (r *Reconciler) nodeEvents() handler.EventHandler {
 // them, once their CRDs exist; watching a kind that is not served would fail
 // the controller. Of the configuration, its creation and deletion matter
 // (whether MetalLB is asked for), and changes of spec or labels (what the
-// advertisements select); of the reports, their result.
+// advertisements select); of the reports, their result. What the checks read
+// whole, and the reports, are watched once every rendered kind's informers
+// run (startEveryKind): before, nothing reads them.
 func (r *Reconciler) watchConfigs() error {
 	for _, gvk := range manifests.ConfigKinds {
 		err := r.watchOnce(gvk, func() source.Source {
@@ -154,6 +215,9 @@ func (r *Reconciler) watchConfigs() error {
 		if err != nil {
 			return err
 		}
+	}
+	if !r.everyKind {
+		return nil // what follows, once a plan needs more than the Foundation (startEveryKind)
 	}
 	// What the checks read of the pools, advertisements and BGPPeers comes
 	// from their typed informers, which may fill after the metadata ones

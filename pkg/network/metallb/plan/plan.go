@@ -12,7 +12,6 @@ import (
 	maintenance "github.com/bmlb/cluster-network-operator/pkg/network/metallb/maintenance/decide"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/manifests"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress/decide"
-	"github.com/bmlb/cluster-network-operator/pkg/objects"
 )
 
 // MonitoringRetry is how soon a reconcile looks again at monitoring kinds
@@ -48,6 +47,9 @@ func makePlan(s *Snapshot, opts Options, now time.Time) *Plan {
 	p.platform = platformOf(opts.Platform, s.Platform)
 	p.allowed = slices.Contains(opts.AllowedPlatforms, p.platform.Type)
 	p.Statuses = ignoredStatuses(s.Ignored, opts.Namespace, now)
+	if needsEveryKind(s, p.configured) && p.allowed {
+		return &Plan{ReadEveryKind: true}
+	}
 	if !p.allowed {
 		// Nothing is applied, and nothing removed: what runs keeps its addresses.
 		p.WatchConfigs = s.Configs.Served
@@ -117,7 +119,7 @@ func (p *Plan) standDown(s *Snapshot, blockers []problem) {
 // in the way: the CRDs always, so that users can create MetalLB's objects, and
 // the rest when the user asked for MetalLB.
 func (p *Plan) deploy(s *Snapshot, settings manifests.Settings, desired []*unstructured.Unstructured) {
-	foundation := []string{objects.Namespace.Kind, objects.CustomResourceDefinition.Kind}
+	foundation := foundationKinds()
 	want := onlyKinds(desired, foundation...)
 	if p.configured {
 		want = p.gateWebhooks(s, settings, desired)

@@ -41,6 +41,10 @@ type Plan struct {
 	// ConversionOff is the BGPPeer CRD whose conversion webhook is taken away
 	// before Apply (see gateConversion); nil leaves it.
 	ConversionOff *objects.Ref
+	// ReadEveryKind asks for the snapshot again, with every rendered kind
+	// read: the one planned on read the Foundation's only, and is too little
+	// (needsEveryKind). Nothing else is planned.
+	ReadEveryKind bool
 	// WatchConfigs has the configuration kinds watched: their CRDs are served.
 	WatchConfigs bool
 	// Tracking is the rollout tracking to keep on the namespace; nil when it

@@ -35,9 +35,17 @@ type Snapshot struct {
 	// PriorityClasses and RuntimeClasses are the names of those that exist.
 	PriorityClasses, RuntimeClasses sets.Set[string]
 	// Owned are the objects that carry the ownership labels, of Kinds: every
-	// kind the module renders, in apply order.
+	// kind the module renders (but see FoundationOnly), in apply order.
 	Owned map[objects.Key]*unstructured.Unstructured
 	Kinds []schema.GroupVersionKind
+	// FoundationOnly tells that Owned, Kinds and Foreign are of the
+	// Foundation's kinds only, and Workloads and the preflight's kube-proxy
+	// configuration unread: the other kinds' informers have not started.
+	FoundationOnly bool
+	// MemberlistFound tells, with FoundationOnly, that MetalLB's memberlist
+	// Secret exists in its namespace: MetalLB was deployed there, by the
+	// module or by hand.
+	MemberlistFound bool
 	// Foreign are objects the module renders that exist without them.
 	Foreign []objects.Foreign
 	// AdoptionAllowed tells whether MetalLB's namespace carries
