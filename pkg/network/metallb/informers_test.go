@@ -10,13 +10,14 @@ import (
 	"github.com/bmlb/cluster-network-operator/pkg/testenv"
 )
 
-// lazyWatches are watches of the rendered kinds beyond the Foundation's, and
-// of what the checks read whole, as the module opens them.
+// lazyWatches are watches of the rendered kinds beyond the Foundation's, of
+// what the checks read whole, and of the findings' Events and Service
+// networks, as the module opens them.
 var lazyWatches = []string{
 	"namespaces/" + manifests.DefaultNamespace + "/deployments", "namespaces/" + manifests.DefaultNamespace + "/serviceaccounts",
 	"namespaces/" + manifests.DefaultNamespace + "/secrets", "namespaces/" + manifests.DefaultNamespace + "/secrets (metadata)",
 	"daemonsets (metadata)", "clusterroles", "clusterroles (metadata)", "validatingwebhookconfigurations",
-	"ipaddresspools", "configurationstates",
+	"ipaddresspools", "configurationstates", "events", "namespaces/" + manifests.DefaultNamespace + "/events", "servicecidrs",
 }
 
 // Before anything asks for MetalLB, the module watches the objects of its

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -27,12 +28,20 @@ func isKubeProxyConfig(o client.Object) bool {
 
 // readPreflight reads what the checks beyond MetalLB's objects read but the
 // nodes and the pools (readPlatform, readAdvertisements): kube-proxy's
-// configuration (once the ConfigMaps' informer runs: not with
-// FoundationOnly) and the cluster's Service networks.
+// configuration and the cluster's Service networks; nothing with
+// FoundationOnly, whose plans check no pool: their informers have not started.
 func (r *Reconciler) readPreflight(ctx context.Context, s *plan.Snapshot) error {
-	if !s.FoundationOnly {
-		if err := r.readKubeProxyConfig(ctx, s); err != nil {
-			return err
+	if s.FoundationOnly {
+		return nil
+	}
+	cm := objects.Empty(objects.ConfigMap)
+	switch err := r.cache.Get(ctx, kubeProxyConfig, cm); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return err
+	default:
+		if conf, ok, _ := unstructured.NestedString(cm.Object, "data", "config.conf"); ok {
+			s.Preflight.KubeProxyConfig = &conf
 		}
 	}
 	if !r.serviceCIDRAPI {
@@ -43,17 +52,5 @@ func (r *Reconciler) readPreflight(ctx context.Context, s *plan.Snapshot) error 
 		return err
 	}
 	s.Preflight.ServiceNetworks = plan.ServiceNetworksOf(cidrs.Items)
-	return nil
-}
-
-func (r *Reconciler) readKubeProxyConfig(ctx context.Context, s *plan.Snapshot) error {
-	cm := objects.Empty(objects.ConfigMap)
-	err := r.cache.Get(ctx, kubeProxyConfig, cm)
-	if err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	if conf, ok, _ := unstructured.NestedString(cm.Object, "data", "config.conf"); ok {
-		s.Preflight.KubeProxyConfig = &conf
-	}
 	return nil
 }

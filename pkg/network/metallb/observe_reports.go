@@ -21,6 +21,9 @@ import (
 // the Services nor MetalLB's ServiceL2Statuses, thousands on a large
 // cluster.
 func (r *Reconciler) readReports(ctx context.Context, s *plan.Snapshot) error {
+	if s.FoundationOnly {
+		return nil // no speaker runs: nothing to report, and the Events' informers have not started
+	}
 	if r.watching[manifests.BGPSessionStateKind] {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(manifests.BGPSessionStateKind.GroupVersion().WithKind(manifests.BGPSessionStateKind.Kind + "List"))

@@ -59,17 +59,6 @@ func (r *Reconciler) watches(b *builder.Builder) *builder.Builder {
 			return o.GetName() == r.opts.ClusterOperator
 		})))
 	}
-	// What the findings beyond MetalLB's objects read: the Service networks,
-	// and kube-proxy's configuration (with the lookups' watch of ConfigMaps).
-	if r.serviceCIDRAPI {
-		b = b.Watches(&networkingv1.ServiceCIDR{}, all)
-	}
-	// A DaemonSet's pod refused (its pods created again show in its status);
-	// a Service a speaker could not announce.
-	b = b.Watches(&corev1.Event{}, all, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
-		reason := o.(*corev1.Event).Reason
-		return reason == reasonFailedCreate || reason == explain.ReasonAnnounceFailed
-	})))
 	for _, src := range r.kindSources(r.kindsRead()) {
 		b = b.WatchesRawSource(src)
 	}
@@ -93,6 +82,25 @@ func (r *Reconciler) kindSources(kinds []schema.GroupVersionKind) []source.Sourc
 	return sources
 }
 
+// findingSources are the watches of what the findings read beyond MetalLB's
+// objects, once a plan needs every kind, and the objects of their kinds: the
+// Service networks, and kube-proxy's configuration (with the lookups' watch
+// of ConfigMaps); a DaemonSet's pod refused (its pods created again show in
+// its status); a Service a speaker could not announce.
+func (r *Reconciler) findingSources() ([]client.Object, []source.Source) {
+	all := handler.EnqueueRequestsFromMapFunc(enqueue)
+	objs := []client.Object{&corev1.Event{}}
+	sources := []source.Source{source.Kind(r.cache, client.Object(&corev1.Event{}), all, predicate.NewPredicateFuncs(func(o client.Object) bool {
+		reason := o.(*corev1.Event).Reason
+		return reason == reasonFailedCreate || reason == explain.ReasonAnnounceFailed
+	}))}
+	if r.serviceCIDRAPI {
+		objs = append(objs, &networkingv1.ServiceCIDR{})
+		sources = append(sources, source.Kind(r.cache, client.Object(&networkingv1.ServiceCIDR{}), all))
+	}
+	return objs, sources
+}
+
 // kindsRead are the rendered kinds whose informers run: the Foundation's
 // until a plan needs every kind (startEveryKind).
 func (r *Reconciler) kindsRead() []schema.GroupVersionKind {
@@ -103,9 +111,10 @@ func (r *Reconciler) kindsRead() []schema.GroupVersionKind {
 }
 
 // startEveryKind starts the informers of the rendered kinds beyond the
-// Foundation's, all at once, waits for them to fill, and has the controller
-// watch them: the plan asked for every kind (plan.Plan.ReadEveryKind). They
-// run from then on.
+// Foundation's, of what the checks read whole, and of the findings'
+// (findingSources), all at once, waits for them to fill, and has the
+// controller watch them: the plan asked for every kind
+// (plan.Plan.ReadEveryKind). They run from then on.
 func (r *Reconciler) startEveryKind(ctx context.Context) error {
 	var rest []schema.GroupVersionKind
 	g, gctx := errgroup.WithContext(ctx)
@@ -122,7 +131,8 @@ func (r *Reconciler) startEveryKind(ctx context.Context) error {
 			return err
 		})
 	}
-	for _, o := range typedConfigObjects() {
+	findings, sources := r.findingSources()
+	for _, o := range slices.Concat(typedConfigObjects(), findings) {
 		g.Go(func() error {
 			_, err := r.cache.GetInformer(gctx, o)
 			return ignoreNoMatch(err)
@@ -131,7 +141,7 @@ func (r *Reconciler) startEveryKind(ctx context.Context) error {
 	if err := g.Wait(); err != nil {
 		return fmt.Errorf("starting the informers of every rendered kind: %w", err)
 	}
-	for _, src := range r.kindSources(rest) {
+	for _, src := range slices.Concat(r.kindSources(rest), sources) {
 		if err := r.controller.Watch(src); err != nil {
 			return err
 		}
