@@ -287,12 +287,21 @@ func TestKubectlMetallbBGP(t *testing.T) {
 	})
 }
 
+// frrStatusPoll is frr-k8s's frr-status --poll-interval default, which the
+// module renders: a session state not written when FRRNodeState changed
+// (the reload still under way) is written at the next poll, this long after.
+const frrStatusPoll = 2 * time.Minute
+
 // waitPluginFinding waits until kubectl metallb status -o json has a finding
-// of a reason that says what it is to.
+// of a reason that says what it is to: a session's finding may wait for
+// frr-k8s's next poll and then plan.SessionGrace (CI run 106: the peer
+// changed at 15:46:57, frr-status polled during the reload at 15:47:07 and
+// next at 15:48:30, when it wrote the new peer's states).
 func (c *metallbCluster) waitPluginFinding(t *testing.T, reason, says string) {
 	t.Helper()
 	var got []explain.Finding
-	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, 2*time.Minute, true, func(context.Context) (bool, error) {
+	timeout := frrStatusPoll + plan.SessionGrace + time.Minute
+	err := wait.PollUntilContextTimeout(t.Context(), kubectlPoll, timeout, true, func(context.Context) (bool, error) {
 		var r explain.Report
 		if err := json.Unmarshal([]byte(plugin(t, c.Env, "", "status", "-o", "json")), &r); err != nil {
 			return false, err
@@ -301,7 +310,7 @@ func (c *metallbCluster) waitPluginFinding(t *testing.T, reason, says string) {
 		return slices.ContainsFunc(got, func(f explain.Finding) bool { return f.Reason == reason && strings.Contains(f.Message, says) }), nil
 	})
 	if err != nil {
-		t.Fatalf("kubectl metallb status -o json has no finding %s saying %q within 2 minutes (%v); its findings: %+v", reason, says, err, got)
+		t.Fatalf("kubectl metallb status -o json has no finding %s saying %q within %s (%v); its findings: %+v", reason, says, timeout, err, got)
 	}
 }
 

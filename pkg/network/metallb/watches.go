@@ -15,8 +15,10 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -123,20 +125,14 @@ func (r *Reconciler) startEveryKind(ctx context.Context) error {
 			continue
 		}
 		rest = append(rest, gvk)
-		g.Go(func() error {
-			if _, err := r.cache.GetInformer(gctx, objects.Empty(gvk)); err != nil || r.lookup.shared[gvk] {
-				return err
-			}
-			_, err := r.lookup.GetInformer(gctx, objects.Metadata(gvk))
-			return err
-		})
+		g.Go(func() error { return startInformer(gctx, r.cache, objects.Empty(gvk)) })
+		if !r.lookup.shared[gvk] {
+			g.Go(func() error { return startInformer(gctx, r.lookup, objects.Metadata(gvk)) })
+		}
 	}
 	findings, sources := r.findingSources()
 	for _, o := range slices.Concat(typedConfigObjects(), findings) {
-		g.Go(func() error {
-			_, err := r.cache.GetInformer(gctx, o)
-			return ignoreNoMatch(err)
-		})
+		g.Go(func() error { return ignoreNoMatch(startInformer(gctx, r.cache, o)) })
 	}
 	if err := g.Wait(); err != nil {
 		return fmt.Errorf("starting the informers of every rendered kind: %w", err)
@@ -149,6 +145,19 @@ func (r *Reconciler) startEveryKind(ctx context.Context) error {
 	r.everyKind = true
 	return nil
 }
+
+// startInformer starts the informer of an object's kind and waits until it
+// has filled, looking every syncPoll: the cache's own wait looks every 100
+// ms, which the first activation waited for (startEveryKind).
+func startInformer(ctx context.Context, c cache.Informers, o client.Object) error {
+	informer, err := c.GetInformer(ctx, o, cache.BlockUntilSynced(false))
+	if err != nil {
+		return err
+	}
+	return wait.PollUntilContextCancel(ctx, syncPoll, true, func(context.Context) (bool, error) { return informer.HasSynced(), nil })
+}
+
+const syncPoll = 5 * time.Millisecond
 
 // statusPaced asks for a reconcile at once when a DaemonSet comes, goes, or
 // changes in what it is (its spec, labels or annotations), and, when only its
