@@ -66,18 +66,17 @@ func (r *Reconciler) startConfigInformers(ctx context.Context) {
 }
 
 // watchConfigStatesEarly has the metadata of ConfigurationStates watched
-// before anything asks for MetalLB, until that starts: their typed informer
-// starts with every rendered kind's, and its first watch of the kind would
-// wait for the 429's second (above), 1.1 s of the first activation's 1.17
-// against 39 ms for the next (../shared/sidebyside, 2026-12-07, the audit log
-// of every metallb.io request). Tried again until it starts: the kind is
-// served a moment after the configuration's kinds on a new cluster.
+// before anything asks for MetalLB: their typed informer starts with every
+// rendered kind's, and its first watch of the kind would wait for the 429's
+// second (above), 1.1 s of the first activation's 1.17 against 39 ms for the
+// next (../shared/sidebyside, 2026-12-07, the audit log of every metallb.io
+// request). Asked at each read until then (once started, a look in the
+// cache's map): the kind is served a moment after the configuration's kinds
+// on a new cluster.
 func (r *Reconciler) watchConfigStatesEarly(ctx context.Context) {
-	if r.everyKind || r.configStatesWatched {
-		return
+	if !r.everyKind {
+		_, _ = r.cache.GetInformer(ctx, objects.Metadata(manifests.ConfigurationStateKind), cache.BlockUntilSynced(false))
 	}
-	_, err := r.cache.GetInformer(ctx, objects.Metadata(manifests.ConfigurationStateKind), cache.BlockUntilSynced(false))
-	r.configStatesWatched = err == nil
 }
 
 // typedConfigObjects are the kinds of what the checks read of MetalLB's

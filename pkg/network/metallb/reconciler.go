@@ -64,9 +64,6 @@ type Reconciler struct {
 	// everyKind tells that the informers of every rendered kind run, not
 	// only the Foundation's (startEveryKind).
 	everyKind bool
-	// configStatesWatched tells whether the metadata informer of
-	// ConfigurationStates runs (watchConfigStatesEarly).
-	configStatesWatched bool
 	// memberlistFound tells whether MetalLB's memberlist Secret was found,
 	// read once while only the Foundation's kinds are (readMemberlistFound).
 	memberlistFound *bool

@@ -161,18 +161,18 @@ const syncPoll = 5 * time.Millisecond
 
 // statusPaced asks for a reconcile at once when a DaemonSet comes, goes, or
 // changes in what it is (its spec, labels or annotations), and, when only its
-// status changed, after wait: during a rollout the DaemonSet controller writes
+// status changed, after `after`: during a rollout the DaemonSet controller writes
 // a speaker DaemonSet's status for nearly every pod, some ten times a second on
 // 2,000 nodes, and the status a reconcile reports is written at most every
 // StatusEvery anyway. A rollout is then some two reconciles a second, whatever
-// its nodes, and the last speaker's readiness reported at most wait late.
-func statusPaced(wait time.Duration) handler.EventHandler {
+// its nodes, and the last speaker's readiness reported at most `after` late.
+func statusPaced(after time.Duration) handler.EventHandler {
 	now := func(q requestQueue) { q.Add(request) }
 	return handler.Funcs{
 		CreateFunc: func(_ context.Context, _ event.CreateEvent, q requestQueue) { now(q) },
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q requestQueue) {
 			if statusOnly(e.ObjectOld, e.ObjectNew) {
-				q.AddAfter(request, wait)
+				q.AddAfter(request, after)
 				return
 			}
 			now(q)
