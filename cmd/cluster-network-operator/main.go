@@ -67,6 +67,7 @@ func newStartCommand() *cobra.Command {
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			operator.SetGCPercent() // before the first burst: Validate renders every object
+			operator.SampleAllocationsOnlyIfServed(&opts)
 			if err := opts.Validate(); err != nil {
 				return usageError{err}
 			}

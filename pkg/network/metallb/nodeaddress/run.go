@@ -3,6 +3,7 @@ package nodeaddress
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -120,7 +121,13 @@ func (s *session) failures() <-chan error {
 // sweep removes what the mode wrote from every Service, with a Warning Event
 // on each: the mode is off and keeps no cache of the Services. Their managed
 // fields tell which it wrote, so it reads their metadata, a page at a time.
+// What it read is garbage once it is done, and it is done at start and when
+// the mode goes off, with nothing to follow: it returns that memory to the
+// system at once. Go would return it over minutes, and on a cluster of
+// 10,000 Services it is some 5 MiB of the operator's resident set
+// (docs/benchmarks.md); the collection this forces costs milliseconds.
 func (r *Reconciler) sweep(ctx context.Context) error {
+	defer debug.FreeOSMemory()
 	next := ""
 	for {
 		list := &metav1.PartialObjectMetadataList{}
