@@ -67,7 +67,6 @@ func newStartCommand() *cobra.Command {
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			operator.SetGCPercent() // before the first burst: Validate renders every object
-			operator.SampleAllocationsOnlyIfServed(&opts)
 			if err := opts.Validate(); err != nil {
 				return usageError{err}
 			}

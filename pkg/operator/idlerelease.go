@@ -3,7 +3,6 @@ package operator
 import (
 	"context"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
@@ -46,19 +45,6 @@ const GCPercent = 25
 func SetGCPercent() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(GCPercent)
-	}
-}
-
-// SampleAllocationsOnlyIfServed turns off Go's sampling of allocations for
-// heap profiles unless the operator serves its profiles (--pprof-bind-address):
-// no one could read them. Each allocation stack sampled takes a bucket in a
-// table of 1.4 MiB that the samples touch all over, and the runtime never
-// returns it: 1.5 MiB of a settled operator's resident set at 2,000 nodes
-// (docs/benchmarks.md). The packages' initialization has sampled a few
-// already; a profile served reads Go's default rate from start.
-func SampleAllocationsOnlyIfServed(o *Options) {
-	if !o.servesProfiles() {
-		runtime.MemProfileRate = 0
 	}
 }
 

@@ -92,24 +92,3 @@ func TestSetGCPercent(t *testing.T) {
 		})
 	}
 }
-
-func TestSampleAllocationsOnlyIfServed(t *testing.T) {
-	defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
-	const goDefault = 512 * 1024
-	for _, tc := range []struct {
-		pprof string
-		want  int
-	}{
-		{"0", 0},
-		{"", 0},
-		{"127.0.0.1:6060", goDefault},
-	} {
-		runtime.MemProfileRate = goDefault
-		o := DefaultOptions()
-		o.PprofAddress = tc.pprof
-		SampleAllocationsOnlyIfServed(&o)
-		if runtime.MemProfileRate != tc.want {
-			t.Errorf("--pprof-bind-address %q: MemProfileRate %d, want %d", tc.pprof, runtime.MemProfileRate, tc.want)
-		}
-	}
-}

@@ -112,10 +112,6 @@ func (o *Options) Validate() error {
 	return nil
 }
 
-// servesProfiles tells whether the operator serves Go's profiles:
-// controller-runtime serves none at "0" or "".
-func (o *Options) servesProfiles() bool { return o.PprofAddress != "0" && o.PprofAddress != "" }
-
 // validateMetricsSecure refuses plain-HTTP metrics anywhere but on loopback:
 // without authentication, no other host may reach them.
 func (o *Options) validateMetricsSecure() error {
