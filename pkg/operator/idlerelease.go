@@ -4,8 +4,9 @@ import (
 	"context"
 	"os"
 	"runtime/debug"
-	"runtime/metrics"
 	"time"
+
+	"github.com/bmlb/cluster-network-operator/pkg/memrelease"
 )
 
 // The operator works in bursts (an activation, an upgrade, a change of
@@ -24,9 +25,6 @@ const (
 	// every second (some 200 KiB each) stay under it; an activation allocates
 	// tens of MiB.
 	quietAllocation = 4 << 20
-	// worthReleasing is the least garbage and free heap, together, a release
-	// is for: under it a collection costs more than it returns.
-	worthReleasing = 4 << 20
 )
 
 // GCPercent is the operator's collection target (GOGC) unless the
@@ -48,35 +46,15 @@ func SetGCPercent() {
 	}
 }
 
-// heapSample is what the release decides on, from runtime/metrics.
-type heapSample struct {
-	allocated  uint64 // bytes allocated since the process started
-	returnable uint64 // garbage not collected yet, and free heap not returned
-}
-
 // shouldRelease decides, from the sample of the last check and this one,
 // whether the operator has just gone quiet with memory to return.
-func shouldRelease(last, now heapSample) bool {
-	return now.allocated-last.allocated < quietAllocation && now.returnable >= worthReleasing
-}
-
-var heapMetrics = []string{
-	"/gc/heap/allocs:bytes",
-	"/memory/classes/heap/objects:bytes", // live objects and garbage not yet swept
-	"/gc/heap/live:bytes",                // what the last collection found live
-	"/memory/classes/heap/free:bytes",    // free heap not returned to the system
-}
-
-func readHeap(samples []metrics.Sample) heapSample {
-	metrics.Read(samples)
-	v := func(i int) uint64 { return samples[i].Value.Uint64() }
-	garbage := v(1) - min(v(1), v(2))
-	return heapSample{allocated: v(0), returnable: garbage + v(3)}
+func shouldRelease(last, now memrelease.Sample) bool {
+	return now.Allocated-last.Allocated < quietAllocation && now.Returnable >= memrelease.WorthReleasing
 }
 
 // IdleRelease returns the memory of a finished burst of work to the system
 // (debug.FreeOSMemory) when the operator goes quiet with at least
-// worthReleasing to return: at most once every check, and in a quiet
+// memrelease.WorthReleasing to return: at most once every check, and in a quiet
 // operator seldom. It runs on every replica: one that is not the leader also
 // fills its caches in bursts.
 type IdleRelease struct {
@@ -92,26 +70,22 @@ func (r IdleRelease) Start(ctx context.Context) error {
 	if every == 0 {
 		every = idleCheck
 	}
-	samples := make([]metrics.Sample, len(heapMetrics))
-	for i, name := range heapMetrics {
-		samples[i].Name = name
-	}
+	heap := memrelease.NewHeap()
 	ticker := time.NewTicker(every)
 	defer ticker.Stop()
-	last := readHeap(samples)
+	last := heap.Read()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
 		}
-		now := readHeap(samples)
+		now := heap.Read()
 		if shouldRelease(last, now) {
-			debug.FreeOSMemory()
-			before := now.returnable
-			now = readHeap(samples)
+			var returned uint64
+			returned, now = heap.Release(now)
 			if r.Released != nil {
-				r.Released(before - min(before, now.returnable))
+				r.Released(returned)
 			}
 		}
 		last = now

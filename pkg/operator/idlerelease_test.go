@@ -6,20 +6,22 @@ import (
 	"runtime/debug"
 	"testing"
 	"time"
+
+	"github.com/bmlb/cluster-network-operator/pkg/memrelease"
 )
 
 func TestShouldRelease(t *testing.T) {
 	const mib = 1 << 20
 	for _, c := range []struct {
 		name      string
-		last, now heapSample
+		last, now memrelease.Sample
 		want      bool
 	}{
-		{"quiet after a burst", heapSample{allocated: 100 * mib}, heapSample{allocated: 100*mib + 512<<10, returnable: 20 * mib}, true},
-		{"still busy", heapSample{allocated: 100 * mib}, heapSample{allocated: 110 * mib, returnable: 20 * mib}, false},
-		{"quiet with little to return", heapSample{allocated: 100 * mib}, heapSample{allocated: 100 * mib, returnable: 3 * mib}, false},
-		{"allocated just the quiet amount", heapSample{}, heapSample{allocated: quietAllocation, returnable: worthReleasing}, false},
-		{"just worth it", heapSample{}, heapSample{allocated: quietAllocation - 1, returnable: worthReleasing}, true},
+		{"quiet after a burst", memrelease.Sample{Allocated: 100 * mib}, memrelease.Sample{Allocated: 100*mib + 512<<10, Returnable: 20 * mib}, true},
+		{"still busy", memrelease.Sample{Allocated: 100 * mib}, memrelease.Sample{Allocated: 110 * mib, Returnable: 20 * mib}, false},
+		{"quiet with little to return", memrelease.Sample{Allocated: 100 * mib}, memrelease.Sample{Allocated: 100 * mib, Returnable: 3 * mib}, false},
+		{"allocated just the quiet amount", memrelease.Sample{}, memrelease.Sample{Allocated: quietAllocation, Returnable: memrelease.WorthReleasing}, false},
+		{"just worth it", memrelease.Sample{}, memrelease.Sample{Allocated: quietAllocation - 1, Returnable: memrelease.WorthReleasing}, true},
 	} {
 		if got := shouldRelease(c.last, c.now); got != c.want {
 			t.Errorf("%s: shouldRelease = %v, want %v", c.name, got, c.want)

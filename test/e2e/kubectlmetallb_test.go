@@ -287,8 +287,8 @@ func TestKubectlMetallbBGP(t *testing.T) {
 	})
 }
 
-// frrStatusPoll is frr-k8s's frr-status --poll-interval default, which the
-// module renders: a session state not written when FRRNodeState changed
+// frrStatusPoll is frr-k8s's frr-status --poll-interval default, which holds:
+// the module renders frr-status without one. A session state not written when FRRNodeState changed
 // (the reload still under way) is written at the next poll, this long after.
 const frrStatusPoll = 2 * time.Minute
 

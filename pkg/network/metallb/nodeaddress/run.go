@@ -3,7 +3,6 @@ package nodeaddress
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/bmlb/cluster-network-operator/pkg/memrelease"
 	"github.com/bmlb/cluster-network-operator/pkg/network/metallb/nodeaddress/decide"
 )
 
@@ -123,11 +123,12 @@ func (s *session) failures() <-chan error {
 // fields tell which it wrote, so it reads their metadata, a page at a time.
 // What it read is garbage once it is done, and it is done at start and when
 // the mode goes off, with nothing to follow: it returns that memory to the
-// system at once. Go would return it over minutes, and on a cluster of
-// 10,000 Services it is some 5 MiB of the operator's resident set
-// (docs/benchmarks.md); the collection this forces costs milliseconds.
+// system at once if it is worth it, not once the operator has been quiet for
+// a while (operator.IdleRelease). On a cluster of 10,000 Services that is
+// some 5 MiB of the operator's resident set 3 s after its start
+// (docs/benchmarks.md).
 func (r *Reconciler) sweep(ctx context.Context) error {
-	defer debug.FreeOSMemory()
+	defer memrelease.ReleaseIfWorth()
 	next := ""
 	for {
 		list := &metav1.PartialObjectMetadataList{}
