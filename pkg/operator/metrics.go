@@ -16,9 +16,10 @@ import (
 // A request without a token is answered 401, one whose user may not read the
 // metrics 403. The manifests' ClusterRole cluster-network-operator-metrics-reader
 // is what to bind a scraper to.
-// The TLS profile is serving's, set by a module (TLSGoverning).
+// The TLS profile is serving's, set by a module (TLSGoverning). On a loopback
+// address they are plain HTTP unless --metrics-secure says (metricsOverHTTPS).
 func metricsOptions(o Options, serving *tlsprofile.Serving) (metricsserver.Options, error) {
-	if !o.MetricsSecure {
+	if !o.metricsOverHTTPS() {
 		// Plain HTTP on loopback (validateMetricsSecure).
 		return metricsserver.Options{BindAddress: o.MetricsAddress, HandlerOpts: uncompressed}, nil
 	}

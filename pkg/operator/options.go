@@ -3,6 +3,7 @@ package operator
 import (
 	"fmt"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -16,9 +17,10 @@ type Options struct {
 	Kubeconfig        string
 	OperatorNamespace string // where the operator runs and holds its leader Lease
 	MetricsAddress    string
-	// MetricsSecure serves the metrics over HTTPS to an authorized token;
-	// false, plain HTTP to anyone, on a loopback address only.
-	MetricsSecure bool
+	// MetricsSecure, when set, says whether the metrics are served over
+	// HTTPS to an authorized token (true) or over plain HTTP to anyone, on a
+	// loopback address only (false); unset, see metricsOverHTTPS.
+	MetricsSecure *bool
 	// MetricsCertDir holds the metrics endpoint's certificate, when set
 	// (servingcert.go).
 	MetricsCertDir string
@@ -41,7 +43,6 @@ func DefaultOptions(modules ...Module) Options {
 		Modules:           modules,
 		OperatorNamespace: "cluster-network-operator",
 		MetricsAddress:    ":8443",
-		MetricsSecure:     true,
 		HealthAddress:     ":8081",
 		PprofAddress:      "0",
 		LeaderElect:       true,
@@ -55,7 +56,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means $KUBECONFIG, then the in-cluster service account")
 	fs.StringVar(&o.OperatorNamespace, "operator-namespace", o.OperatorNamespace, "namespace the operator runs in; it holds the leader Lease")
 	fs.StringVar(&o.MetricsAddress, "metrics-bind-address", o.MetricsAddress, `address of the Prometheus metrics endpoint, served over HTTPS to a bearer token allowed get on the non-resource URL /metrics ("0" disables it)`)
-	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve the metrics over HTTPS to an authorized bearer token; false serves them over plain HTTP to anyone, and is accepted only with a loopback --metrics-bind-address (to measure the operator on one machine)")
+	fs.Var(optionalBool{&o.MetricsSecure}, "metrics-secure", "serve the metrics over HTTPS to an authorized bearer token; false serves them over plain HTTP to anyone, and is accepted only with a loopback --metrics-bind-address. Unset: HTTPS, but plain HTTP on a loopback address, which only this host (or pod) reaches, as a kube-rbac-proxy beside the operator or a measurement on one machine would")
+	fs.Lookup("metrics-secure").NoOptDefVal = "true"
 	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir, "directory of the metrics endpoint's certificate (tls.crt, tls.key), served once its files exist and read again when they change; until then, and when empty, a self-signed one")
 	fs.StringVar(&o.HealthAddress, "health-probe-bind-address", o.HealthAddress, `address of the /healthz and /readyz endpoints ("0" disables them)`)
 	fs.StringVar(&o.PprofAddress, "pprof-bind-address", o.PprofAddress, `address of Go's /debug/pprof profiles, plain HTTP with no authentication: bind it to loopback ("0", the default, disables it)`)
@@ -115,12 +117,48 @@ func (o *Options) Validate() error {
 // validateMetricsSecure refuses plain-HTTP metrics anywhere but on loopback:
 // without authentication, no other host may reach them.
 func (o *Options) validateMetricsSecure() error {
-	if o.MetricsSecure || o.MetricsAddress == "0" {
+	if o.metricsOverHTTPS() || o.MetricsAddress == "0" || isLoopback(o.MetricsAddress) {
 		return nil
 	}
-	host, _, _ := net.SplitHostPort(o.MetricsAddress)
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("--metrics-secure=false serves the metrics to anyone: --metrics-bind-address %q must be a loopback address such as 127.0.0.1:8443", o.MetricsAddress)
+	return fmt.Errorf("--metrics-secure=false serves the metrics to anyone: --metrics-bind-address %q must be a loopback address such as 127.0.0.1:8443", o.MetricsAddress)
+}
+
+// metricsOverHTTPS is --metrics-secure where it is given. Unset, the metrics
+// are served over HTTPS, but over plain HTTP on a loopback address: only this
+// host's (or pod's) programs reach it, as OpenShift's operators serve a
+// kube-rbac-proxy beside them, and a measurement on one machine reads the heap
+// there as it reads other operators'.
+func (o *Options) metricsOverHTTPS() bool {
+	if o.MetricsSecure != nil {
+		return *o.MetricsSecure
 	}
+	return !isLoopback(o.MetricsAddress)
+}
+
+// isLoopback: address is host:port with a loopback IP for host.
+func isLoopback(address string) bool {
+	host, _, _ := net.SplitHostPort(address)
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// optionalBool is a boolean flag that tells "not given" (nil) apart from false.
+type optionalBool struct{ p **bool }
+
+func (b optionalBool) String() string {
+	if b.p == nil || *b.p == nil {
+		return ""
+	}
+	return strconv.FormatBool(**b.p)
+}
+
+func (b optionalBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	*b.p = &v
 	return nil
 }
+
+func (optionalBool) Type() string { return "bool" }

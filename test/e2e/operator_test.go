@@ -179,10 +179,12 @@ type runningOperator struct {
 }
 
 // startOperator runs the operator against env, with extra flags; environ adds
-// environment variables ("RELEASE_VERSION=4.22.0").
+// environment variables ("RELEASE_VERSION=4.22.0"). Its metrics are served as
+// the Deployment's (on all addresses) are, over HTTPS to an authorized token,
+// though on a loopback address.
 func startOperator(t *testing.T, env *testenv.Env, environ []string, args ...string) *runningOperator {
 	t.Helper()
-	return startOperatorAs(t, env.Kubeconfig, environ, args...)
+	return startOperatorAs(t, env.Kubeconfig, environ, append([]string{"--metrics-secure=true"}, args...)...)
 }
 
 // startOperatorAs runs the operator with a kubeconfig: one of its own, of a

@@ -67,14 +67,15 @@ spec:
 	})
 }
 
-// With --metrics-secure=false on a loopback address, the metrics, Go's heap
-// among them, are served over plain HTTP with no token, to measure the
-// operator beside another on one machine; HTTPS is not served there.
+// On a loopback address, with --metrics-secure not given, the metrics, Go's
+// heap among them, are served over plain HTTP with no token, as a proxy beside
+// the operator, or a measurement of it beside another operator on one
+// machine, reads them; HTTPS is not served there.
 func TestPlainMetricsOnLoopback(t *testing.T) {
 	world.SideBySide(t, world.Beside)
 	env := testenv.New(t, testenv.Options{})
 	createNamespaces(t, env, operatorNamespace)
-	op := startOperator(t, env, nil, "--metrics-secure=false")
+	op := startOperatorAs(t, env.Kubeconfig, nil)
 	op.waitReady(t)
 	resp, err := http.Get("http://" + op.metrics + "/metrics")
 	if err != nil {
@@ -90,7 +91,7 @@ func TestPlainMetricsOnLoopback(t *testing.T) {
 	}
 	if _, err := (&http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}). //nolint:gosec // a test's own loopback server
 																			Get("https://" + op.metrics + "/metrics"); err == nil {
-		t.Error("with --metrics-secure=false, HTTPS is served too")
+		t.Error("on loopback, with --metrics-secure not given, HTTPS is served too")
 	}
 }
 
