@@ -55,7 +55,7 @@ func DefaultOptions(modules ...Module) Options {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means $KUBECONFIG, then the in-cluster service account")
 	fs.StringVar(&o.OperatorNamespace, "operator-namespace", o.OperatorNamespace, "namespace the operator runs in; it holds the leader Lease")
-	fs.StringVar(&o.MetricsAddress, "metrics-bind-address", o.MetricsAddress, `address of the Prometheus metrics endpoint, served over HTTPS to a bearer token allowed get on the non-resource URL /metrics ("0" disables it)`)
+	fs.StringVar(&o.MetricsAddress, "metrics-bind-address", o.MetricsAddress, `address of the Prometheus metrics endpoint, served over HTTPS to a bearer token allowed get on the non-resource URL /metrics, or over plain HTTP on a loopback address (see --metrics-secure; "0" disables it)`)
 	fs.Var(optionalBool{&o.MetricsSecure}, "metrics-secure", "serve the metrics over HTTPS to an authorized bearer token; false serves them over plain HTTP to anyone, and is accepted only with a loopback --metrics-bind-address. Unset: HTTPS, but plain HTTP on a loopback address, which only this host (or pod) reaches, as a kube-rbac-proxy beside the operator or a measurement on one machine would")
 	fs.Lookup("metrics-secure").NoOptDefVal = "true"
 	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir, "directory of the metrics endpoint's certificate (tls.crt, tls.key), served once its files exist and read again when they change; until then, and when empty, a self-signed one")
