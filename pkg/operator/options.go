@@ -3,11 +3,11 @@ package operator
 import (
 	"fmt"
 	"net"
-	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
+	cliflag "k8s.io/component-base/cli/flag"
 )
 
 // Options are the settings of `cluster-network-operator start`: the
@@ -17,10 +17,10 @@ type Options struct {
 	Kubeconfig        string
 	OperatorNamespace string // where the operator runs and holds its leader Lease
 	MetricsAddress    string
-	// MetricsSecure, when set, says whether the metrics are served over
+	// MetricsSecure, when given, says whether the metrics are served over
 	// HTTPS to an authorized token (true) or over plain HTTP to anyone, on a
 	// loopback address only (false); unset, see metricsOverHTTPS.
-	MetricsSecure *bool
+	MetricsSecure cliflag.Tristate
 	// MetricsCertDir holds the metrics endpoint's certificate, when set
 	// (servingcert.go).
 	MetricsCertDir string
@@ -56,7 +56,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means $KUBECONFIG, then the in-cluster service account")
 	fs.StringVar(&o.OperatorNamespace, "operator-namespace", o.OperatorNamespace, "namespace the operator runs in; it holds the leader Lease")
 	fs.StringVar(&o.MetricsAddress, "metrics-bind-address", o.MetricsAddress, `address of the Prometheus metrics endpoint, served over HTTPS to a bearer token allowed get on the non-resource URL /metrics, or over plain HTTP on a loopback address (see --metrics-secure; "0" disables it)`)
-	fs.Var(optionalBool{&o.MetricsSecure}, "metrics-secure", "serve the metrics over HTTPS to an authorized bearer token; false serves them over plain HTTP to anyone, and is accepted only with a loopback --metrics-bind-address. Unset: HTTPS, but plain HTTP on a loopback address, which only this host (or pod) reaches, as a kube-rbac-proxy beside the operator or a measurement on one machine would")
+	fs.Var(&o.MetricsSecure, "metrics-secure", "serve the metrics over HTTPS to an authorized bearer token; false serves them over plain HTTP to anyone, and is accepted only with a loopback --metrics-bind-address. Unset: HTTPS, but plain HTTP on a loopback address, which only this host (or pod) reaches, as a kube-rbac-proxy beside the operator or a measurement on one machine would")
 	fs.Lookup("metrics-secure").NoOptDefVal = "true"
 	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir, "directory of the metrics endpoint's certificate (tls.crt, tls.key), served once its files exist and read again when they change; until then, and when empty, a self-signed one")
 	fs.StringVar(&o.HealthAddress, "health-probe-bind-address", o.HealthAddress, `address of the /healthz and /readyz endpoints ("0" disables them)`)
@@ -129,8 +129,8 @@ func (o *Options) validateMetricsSecure() error {
 // kube-rbac-proxy beside them, and a measurement on one machine reads the heap
 // there as it reads other operators'.
 func (o *Options) metricsOverHTTPS() bool {
-	if o.MetricsSecure != nil {
-		return *o.MetricsSecure
+	if o.MetricsSecure.Provided() {
+		return o.MetricsSecure.Value()
 	}
 	return !isLoopback(o.MetricsAddress)
 }
@@ -141,24 +141,3 @@ func isLoopback(address string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
-
-// optionalBool is a boolean flag that tells "not given" (nil) apart from false.
-type optionalBool struct{ p **bool }
-
-func (b optionalBool) String() string {
-	if b.p == nil || *b.p == nil {
-		return ""
-	}
-	return strconv.FormatBool(**b.p)
-}
-
-func (b optionalBool) Set(s string) error {
-	v, err := strconv.ParseBool(s)
-	if err != nil {
-		return err
-	}
-	*b.p = &v
-	return nil
-}
-
-func (optionalBool) Type() string { return "bool" }
